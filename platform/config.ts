@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The four subgraphs, in the order they are started and composed. */
+export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
+export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
+
+const DEFAULT_SUBGRAPH_PORTS: Record<SubgraphName, number> = {
+  membership: 4101,
+  marketplace: 4102,
+  inference: 4103,
+  traceroute: 4104,
+};
+
+export interface PlatformConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Set when the user brings a database; otherwise the embedded one is started. */
+  databaseUrl: string | undefined;
+  embeddedDatabasePort: number;
+  logLevel: string;
+  internalSecret: string;
+  subgraphPorts: Record<SubgraphName, number>;
+  restBases: { membership: string };
+  introspection: boolean;
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new Error(`${name} must be a port number (0-65535), got "${raw}"`);
+  }
+  return value;
+}
+
+/**
+ * The secret that signs principals between the edge and the subgraphs. Services started
+ * apart must share INTERNAL_SECRET; a single `npm start` keeps one under DATA_DIR so that
+ * a restart does not invalidate anything in flight.
+ */
+function internalSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
+  if (env.INTERNAL_SECRET) {
+    if (env.INTERNAL_SECRET.length < 32) throw new Error('INTERNAL_SECRET must be at least 32 characters');
+    return env.INTERNAL_SECRET;
+  }
+  const file = path.join(dataDir, 'internal-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** Reads every setting of the platform from the environment, with defaults for a fresh machine. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig {
+  const dataDir = path.resolve(env.DATA_DIR || '.data');
+  const inTest = env.NODE_ENV === 'test' || env.VITEST !== undefined;
+  return {
+    port: intFromEnv(env, 'PORT', 4000),
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    embeddedDatabasePort: intFromEnv(env, 'EMBEDDED_PG_PORT', 5433),
+    logLevel: env.LOG_LEVEL || (inTest ? 'silent' : 'info'),
+    internalSecret: internalSecret(env, dataDir),
+    subgraphPorts: {
+      membership: intFromEnv(env, 'MEMBERSHIP_PORT', DEFAULT_SUBGRAPH_PORTS.membership),
+      marketplace: intFromEnv(env, 'MARKETPLACE_PORT', DEFAULT_SUBGRAPH_PORTS.marketplace),
+      inference: intFromEnv(env, 'INFERENCE_PORT', DEFAULT_SUBGRAPH_PORTS.inference),
+      traceroute: intFromEnv(env, 'TRACEROUTE_PORT', DEFAULT_SUBGRAPH_PORTS.traceroute),
+    },
+    restBases: { membership: env.MEMBERSHIP_REST_BASE || '/api/v1' },
+    introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
+  };
+}

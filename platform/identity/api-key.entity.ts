@@ -1,0 +1,36 @@
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import { Account } from './account.entity.js';
+
+/** An API key. Only the SHA-256 of the secret is kept: the secret itself is shown once. */
+@Entity({ tableName: 'api_key' })
+@Index({ properties: ['account', 'createdAt'] })
+export class ApiKey {
+  @PrimaryKey({ type: 'string', length: 40 })
+  id!: string;
+
+  @ManyToOne(() => Account, { deleteRule: 'cascade' })
+  account!: Account;
+
+  @Property({ type: 'string', length: 16 })
+  kind!: KeyKind;
+
+  @Property({ type: 'string', length: 120, nullable: true })
+  name?: string | null;
+
+  /** The first characters of the secret, enough for a person to recognise the key. */
+  @Property({ type: 'string', length: 24 })
+  prefix!: string;
+
+  @Property({ type: 'string', length: 64, unique: true })
+  secretHash!: string;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'datetime', nullable: true })
+  disabledAt?: Date | null;
+
+  @Property({ type: 'datetime', nullable: true })
+  expiresAt?: Date | null;
+}

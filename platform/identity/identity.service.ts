@@ -1,0 +1,144 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../../subgraphs/shared/errors.js';
+import { KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
+import { Account } from './account.entity.js';
+import { ApiKey } from './api-key.entity.js';
+
+const SECRET_PREFIX: Record<KeyKind, string> = {
+  live: 'sk_live_',
+  test: 'sk_test_',
+  text: 'tk_',
+  image: 'ik_',
+  traceroute: 'trk_',
+};
+
+const ACCOUNT_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export interface KeyView {
+  id: string;
+  kind: KeyKind;
+  account: string;
+  name: string | null;
+  prefix: string;
+  livemode: boolean;
+  createdAt: string;
+  disabledAt: string | null;
+  expiresAt: string | null;
+}
+
+export type AuthenticationResult =
+  | { ok: true; principal: Principal; key: ApiKey }
+  | { ok: false; reason: 'invalid_key' | 'key_disabled' | 'key_expired' };
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function modeOfKind(kind: KeyKind): Mode {
+  return kind === 'test' ? 'test' : 'live';
+}
+
+function toView(key: ApiKey): KeyView {
+  return {
+    id: key.id,
+    kind: key.kind,
+    account: key.account.slug,
+    name: key.name ?? null,
+    prefix: key.prefix,
+    livemode: modeOfKind(key.kind) === 'live',
+    createdAt: key.createdAt.toISOString(),
+    disabledAt: key.disabledAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+  };
+}
+
+/** Accounts and API keys: issuing, listing, disabling, and authenticating a presented secret. */
+export class IdentityService {
+  constructor(private readonly em: EntityManager) {}
+
+  async ensureAccount(slug: string): Promise<Account> {
+    if (!ACCOUNT_SLUG.test(slug)) {
+      throw new DomainError('BAD_USER_INPUT', 'Account names are 1-64 lowercase letters, digits, "-" or "_"', {
+        param: 'account',
+      });
+    }
+    // Insert-or-nothing, so two concurrent first keys of one account do not collide.
+    await this.em
+      .createQueryBuilder(Account)
+      .insert({ id: randomUUID(), slug, createdAt: new Date() })
+      .onConflict('slug')
+      .ignore()
+      .execute();
+    return this.em.findOneOrFail(Account, { slug });
+  }
+
+  /** Issues a key; the returned secret is never stored and cannot be shown again. */
+  async createKey(input: {
+    account: string;
+    kind: string;
+    name?: string | null;
+    expiresAt?: Date | null;
+  }): Promise<KeyView & { secret: string }> {
+    if (!(KEY_KINDS as readonly string[]).includes(input.kind)) {
+      throw new DomainError('BAD_USER_INPUT', `Key kind must be one of ${KEY_KINDS.join(', ')}`, { param: 'kind' });
+    }
+    if (input.name && input.name.length > 120) {
+      throw new DomainError('BAD_USER_INPUT', 'Key names are at most 120 characters', { param: 'name' });
+    }
+    const kind = input.kind as KeyKind;
+    const account = await this.ensureAccount(input.account);
+    const secret = SECRET_PREFIX[kind] + randomBytes(24).toString('base64url');
+    const key = this.em.create(ApiKey, {
+      id: 'key_' + randomBytes(12).toString('base64url'),
+      account,
+      kind,
+      name: input.name ?? null,
+      prefix: secret.slice(0, SECRET_PREFIX[kind].length + 4),
+      secretHash: hashSecret(secret),
+      createdAt: new Date(),
+      expiresAt: input.expiresAt ?? null,
+    });
+    await this.em.flush();
+    return { ...toView(key), secret };
+  }
+
+  async listKeys(filter: { account?: string } = {}): Promise<KeyView[]> {
+    const keys = await this.em.find(
+      ApiKey,
+      filter.account ? { account: { slug: filter.account } } : {},
+      { populate: ['account'], orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    return keys.map(toView);
+  }
+
+  /** Disables a key; with `account`, only that account's keys can be disabled. */
+  async disableKey(id: string, account?: string): Promise<KeyView> {
+    const key = await this.em.findOne(ApiKey, account ? { id, account: { slug: account } } : { id }, {
+      populate: ['account'],
+    });
+    if (!key) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
+    key.disabledAt ??= new Date();
+    await this.em.flush();
+    return toView(key);
+  }
+
+  /** Looks a presented secret up by its hash: one indexed read per request. */
+  async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
+    const key = await this.em.findOne(ApiKey, { secretHash: hashSecret(secret) }, { populate: ['account'] });
+    if (!key) return { ok: false, reason: 'invalid_key' };
+    if (key.disabledAt) return { ok: false, reason: 'key_disabled' };
+    if (key.expiresAt && key.expiresAt <= now) return { ok: false, reason: 'key_expired' };
+    return {
+      ok: true,
+      key,
+      principal: {
+        accountId: key.account.id,
+        account: key.account.slug,
+        keyId: key.id,
+        kind: key.kind,
+        mode: modeOfKind(key.kind),
+      },
+    };
+  }
+}

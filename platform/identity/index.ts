@@ -1,0 +1,21 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { Account } from './account.entity.js';
+import { ApiKey } from './api-key.entity.js';
+import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
+
+export const IDENTITY_SCHEMA = 'identity';
+
+export const identityOrmOptions = {
+  schema: IDENTITY_SCHEMA,
+  entities: [Account, ApiKey],
+  migrations: [{ name: 'Migration20261122000000Identity', class: Migration20261122000000Identity }],
+};
+
+/** Opens (and migrates) the edge's key store: accounts and API keys in the `identity` schema. */
+export async function openIdentityStore(clientUrl: string, logger?: Logger, poolMax = 5): Promise<MikroORM> {
+  const orm = await openOrm({ clientUrl, logger, poolMax, ...identityOrmOptions });
+  await migrate(orm, clientUrl, IDENTITY_SCHEMA);
+  return orm;
+}

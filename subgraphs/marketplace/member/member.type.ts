@@ -1,0 +1,9 @@
+import { Directive, Field, ID, ObjectType } from 'type-graphql';
+
+/** The membership subgraph's Member, referenced by id; its fields are resolved there. */
+@ObjectType('Member')
+@Directive('@key(fields: "id", resolvable: false)')
+export class MemberType {
+  @Field(() => ID)
+  id!: string;
+}

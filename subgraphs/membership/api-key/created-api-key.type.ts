@@ -1,0 +1,9 @@
+import { Field, ObjectType } from 'type-graphql';
+import { ApiKeyType } from './api-key.type.js';
+
+/** A key just issued: the only time its secret is ever shown. */
+@ObjectType('CreatedApiKey')
+export class CreatedApiKeyType extends ApiKeyType {
+  @Field(() => String, { description: 'Shown once; only its hash is stored.' })
+  secret!: string;
+}

@@ -1,0 +1,15 @@
+import { Field, ObjectType } from 'type-graphql';
+import { Member } from './member.entity.js';
+
+/** One page of members, newest first, with the cursor of the next page. */
+@ObjectType()
+export class MemberPage {
+  @Field(() => [Member])
+  data!: Member[];
+
+  @Field(() => Boolean)
+  hasMore!: boolean;
+
+  @Field(() => String, { nullable: true })
+  nextCursor!: string | null;
+}

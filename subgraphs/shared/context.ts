@@ -1,0 +1,20 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from './principal.js';
+
+/** What every resolver of every subgraph receives: who is asking, and a request-scoped EntityManager. */
+export interface SubgraphContext {
+  principal: Principal;
+  em: EntityManager;
+  /** Per-request memo for DataLoaders, keyed by loader name, so batching spans one request only. */
+  loaders: Map<string, unknown>;
+}
+
+/** Returns the request's loader named `name`, creating it on first use. */
+export function loaderFor<T>(ctx: SubgraphContext, name: string, create: () => T): T {
+  let loader = ctx.loaders.get(name) as T | undefined;
+  if (!loader) {
+    loader = create();
+    ctx.loaders.set(name, loader);
+  }
+  return loader;
+}

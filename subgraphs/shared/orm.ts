@@ -1,0 +1,61 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Migration } from '@mikro-orm/migrations';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export interface OrmOptions {
+  clientUrl: string;
+  /** The PostgreSQL schema this service owns; nothing outside it is read or written. */
+  schema: string;
+  entities: NonNullable<Options['entities']>;
+  migrations: { name: string; class: new (...args: never[]) => Migration }[];
+  logger?: Logger;
+  poolMax?: number;
+  /** Called with every SQL statement the ORM runs (tests count statements with it). */
+  onQuery?: (sql: string) => void;
+}
+
+/**
+ * Opens a MikroORM instance confined to one PostgreSQL schema, with migrations listed in code
+ * (no file globbing, so the same list runs under tsx, vitest and a bundled build).
+ */
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  const orm = await MikroORM.init({
+    clientUrl: options.clientUrl,
+    schema: options.schema,
+    entities: options.entities,
+    extensions: [Migrator],
+    // Relations and references loaded in one request are batched into one query each.
+    dataloader: true,
+    forceUtcTimezone: true,
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    migrations: {
+      schema: options.schema,
+      tableName: 'mikro_orm_migrations',
+      migrationsList: options.migrations as NonNullable<Options['migrations']>['migrationsList'],
+      transactional: true,
+      snapshot: false,
+      silent: true,
+    },
+    ...(options.onQuery
+      ? { debug: ['query' as const], logger: (message: string) => options.onQuery!(message) }
+      : { debug: options.logger?.isLevelEnabled('trace') ?? false }),
+  });
+  return orm;
+}
+
+/** Brings the service's schema up to date; safe to run from several instances at once. */
+export async function migrate(orm: MikroORM, clientUrl: string, schema: string): Promise<void> {
+  // A session-level advisory lock, held on a connection of its own (a pooled one could be
+  // handed back with the lock still held), serialises concurrent starts of one service.
+  const lock = new pg.Client({ connectionString: clientUrl });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock(hashtext($1))', [schema]);
+    await lock.query(`create schema if not exists "${schema}"`);
+    await orm.migrator.up();
+  } finally {
+    await lock.end();
+  }
+}

@@ -1,0 +1,61 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { DomainError } from './errors.js';
+
+/** Key kinds: `live`/`test` for the membership platform, the rest for the other specifications. */
+export const KEY_KINDS = ['live', 'test', 'text', 'image', 'traceroute'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+export type Mode = 'live' | 'test';
+
+/** Who a request acts for, established once at the edge and carried to the subgraphs. */
+export interface Principal {
+  accountId: string;
+  account: string;
+  keyId: string;
+  kind: KeyKind;
+  mode: Mode;
+}
+
+export const PRINCIPAL_HEADER = 'x-platform-principal';
+
+/** Signatures older than this are refused, so a captured header is useless soon after. */
+const MAX_AGE_SECONDS = 300;
+
+function mac(secret: string, payload: string): Buffer {
+  return createHmac('sha256', secret).update(payload).digest();
+}
+
+/** `<base64url(json principal + iat)>.<base64url(hmac-sha256)>`, sent on every subgraph request. */
+export function signPrincipal(principal: Principal, secret: string, now = Date.now()): string {
+  const payload = Buffer.from(JSON.stringify({ ...principal, iat: Math.floor(now / 1000) })).toString('base64url');
+  return `${payload}.${mac(secret, payload).toString('base64url')}`;
+}
+
+export class UnauthenticatedError extends DomainError {
+  constructor(message: string) {
+    super('UNAUTHENTICATED', message);
+  }
+}
+
+/** Verifies a signed principal header; throws UnauthenticatedError when missing, forged or stale. */
+export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now()): Principal {
+  if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
+  const [payload, signature, extra] = header.split('.');
+  if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError('Malformed principal');
+  const expected = mac(secret, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new UnauthenticatedError('Principal signature is invalid');
+  }
+  let decoded: Principal & { iat: number };
+  try {
+    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw new UnauthenticatedError('Malformed principal');
+  }
+  const age = Math.floor(now / 1000) - decoded.iat;
+  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) {
+    throw new UnauthenticatedError('Principal signature has expired');
+  }
+  const { iat: _iat, ...principal } = decoded;
+  return principal;
+}

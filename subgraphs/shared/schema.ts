@@ -1,0 +1,33 @@
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { parse, type GraphQLSchema } from 'graphql';
+import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
+import { validateArguments } from './validation.js';
+
+/** Federation 2 link every subgraph declares; 2.5 is within what the pinned gateway supports. */
+const FEDERATION_LINK = `
+  extend schema @link(
+    url: "https://specs.apollo.dev/federation/v2.5"
+    import: ["@key", "@shareable", "@external", "@requires", "@provides", "@inaccessible"]
+  )
+`;
+
+/**
+ * Builds a type-graphql schema and turns it into an Apollo subgraph schema: type-graphql's
+ * resolvers are kept, and the entity reference resolvers are merged in.
+ */
+export async function buildFederatedSchema(
+  options: Omit<BuildSchemaOptions, 'skipCheck'>,
+  referenceResolvers: Record<string, { __resolveReference: (...args: never[]) => unknown }> = {},
+): Promise<GraphQLSchema> {
+  const schema = await buildSchema({ validateFn: validateArguments, ...options, skipCheck: true });
+  const resolvers = createResolversMap(schema) as Record<string, Record<string, unknown>>;
+  for (const [typeName, reference] of Object.entries(referenceResolvers)) {
+    resolvers[typeName] = { ...resolvers[typeName], ...reference };
+  }
+  return buildSubgraphSchema({
+    typeDefs: parse(FEDERATION_LINK + printSchemaWithDirectives(schema)),
+    // @apollo/subgraph does not export its resolver-map type; the map above has its shape.
+    resolvers: resolvers as never,
+  });
+}

@@ -1,0 +1,82 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import express from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { SubgraphContext } from './context.js';
+import { PRINCIPAL_HEADER } from './principal.js';
+import type { Subgraph } from './subgraph.js';
+
+export interface RunningService {
+  name: string;
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Listens on `host:port` and resolves once bound; a busy port rejects with a clear message. */
+export function listen(server: http.Server, port: number, host: string, name: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`${name} cannot listen on ${host}:${port}: the port is already in use (is the platform already running?)`)
+          : error,
+      );
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/** Serves a subgraph at /graphql (and /health) on an internal address. */
+export async function serveSubgraph(
+  subgraph: Subgraph,
+  options: { port: number; host?: string; logger: Logger },
+): Promise<RunningService> {
+  const host = options.host ?? '127.0.0.1';
+  const app = express();
+  const httpServer = http.createServer(app);
+  const apollo = new ApolloServer<SubgraphContext>({
+    schema: subgraph.schema,
+    // Only the gateway talks to a subgraph, and it never needs the landing page.
+    introspection: true,
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer })],
+    logger: options.logger,
+  });
+  await apollo.start();
+  app.use(pinoHttp({ logger: options.logger, autoLogging: { ignore: (req) => req.url === '/health' } }));
+  app.get('/health', async (_req, res) => {
+    try {
+      await subgraph.orm.em.getConnection().execute('select 1');
+      res.json({ status: 'ok', service: subgraph.name });
+    } catch (error) {
+      res.status(503).json({ status: 'unavailable', service: subgraph.name, reason: String(error) });
+    }
+  });
+  app.use(
+    '/graphql',
+    express.json({ limit: '1mb' }),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => subgraph.createContext(req.header(PRINCIPAL_HEADER)),
+    }),
+  );
+  const port = await listen(httpServer, options.port, host, `The ${subgraph.name} subgraph`);
+  return {
+    name: subgraph.name,
+    port,
+    url: `http://${host}:${port}/graphql`,
+    stop: async () => {
+      await apollo.stop();
+    },
+  };
+}
