@@ -1,8 +1,15 @@
-import { createSubgraph, type Subgraph, type SubgraphOptions } from '../shared/subgraph.js';
+import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
 import { JobPostingResolver } from './job/job-posting.resolver.js';
 import { marketplaceOrmOptions } from './mikro-orm.config.js';
 
+export const marketplaceParts: SubgraphParts = {
+  name: 'marketplace',
+  orm: marketplaceOrmOptions,
+  resolvers: [JobPostingResolver],
+  kinds: ['live', 'test'],
+};
+
 /** Builds the marketplace subgraph (job postings; tenders come later) and migrates its schema. */
 export function createMarketplaceSubgraph(options: SubgraphOptions): Promise<Subgraph> {
-  return createSubgraph({ name: 'marketplace', orm: marketplaceOrmOptions, resolvers: [JobPostingResolver] }, options);
+  return createSubgraph(marketplaceParts, options);
 }

@@ -1,6 +1,6 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { Migration } from '@mikro-orm/migrations';
+import type { MigrationObject } from '@mikro-orm/core';
 import pg from 'pg';
 import type { Logger } from 'pino';
 
@@ -9,7 +9,7 @@ export interface OrmOptions {
   /** The PostgreSQL schema this service owns; nothing outside it is read or written. */
   schema: string;
   entities: NonNullable<Options['entities']>;
-  migrations: { name: string; class: new (...args: never[]) => Migration }[];
+  migrations: MigrationObject[];
   logger?: Logger;
   poolMax?: number;
   /** Called with every SQL statement the ORM runs (tests count statements with it). */
@@ -33,7 +33,7 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     migrations: {
       schema: options.schema,
       tableName: 'mikro_orm_migrations',
-      migrationsList: options.migrations as NonNullable<Options['migrations']>['migrationsList'],
+      migrationsList: options.migrations,
       transactional: true,
       snapshot: false,
       silent: true,

@@ -50,6 +50,8 @@ export async function serveSubgraph(
     schema: subgraph.schema,
     // Only the gateway talks to a subgraph, and it never needs the landing page.
     introspection: true,
+    // Stack traces go to the log, never over the wire (the gateway would pass them on).
+    includeStacktraceInErrorResponses: false,
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer })],
     logger: options.logger,
   });

@@ -5,7 +5,7 @@ import type { NonEmptyArray } from 'type-graphql';
 import { migrate, openOrm, type OrmOptions } from './orm.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
-import { UnauthenticatedError, verifyPrincipal } from './principal.js';
+import { UnauthenticatedError, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
 
 /** A built subgraph: its schema, its ORM, and how to make a request's context. Nothing listens yet. */
 export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
@@ -22,11 +22,12 @@ export function contextFactory<C extends SubgraphContext = SubgraphContext>(
   orm: MikroORM,
   internalSecret: string,
   extend: (base: SubgraphContext) => C = (base) => base as C,
+  kinds?: readonly KeyKind[],
 ) {
   return (principalHeader: string | undefined): C => {
+    let principal: Principal;
     try {
-      const principal = verifyPrincipal(principalHeader, internalSecret);
-      return extend({ principal, em: orm.em.fork(), loaders: new Map() });
+      principal = verifyPrincipal(principalHeader, internalSecret);
     } catch (error) {
       if (error instanceof UnauthenticatedError) {
         // Apollo Server answers a context failure with this status instead of 500.
@@ -36,6 +37,12 @@ export function contextFactory<C extends SubgraphContext = SubgraphContext>(
       }
       throw error;
     }
+    if (kinds && !kinds.includes(principal.kind)) {
+      throw new GraphQLError(`A ${principal.kind} key has no access to this data`, {
+        extensions: { code: 'FORBIDDEN', reason: 'wrong_key_kind', http: { status: 403 } },
+      });
+    }
+    return extend({ principal, em: orm.em.fork(), loaders: new Map() });
   };
 }
 
@@ -47,19 +54,29 @@ export interface SubgraphOptions {
   onQuery?: (sql: string) => void;
 }
 
+/** What defines a subgraph: its name, its ORM's entities and migrations, its resolvers. */
+export interface SubgraphParts {
+  name: string;
+  orm: Pick<OrmOptions, 'schema' | 'entities' | 'migrations'>;
+  resolvers: NonEmptyArray<Function>;
+  references?: Parameters<typeof buildFederatedSchema>[1];
+  /** Key kinds whose principals may use this subgraph; all when absent. */
+  kinds?: readonly KeyKind[];
+}
+
+/** The subgraph's federated schema alone, with no database (for composition). */
+export function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
+  return buildFederatedSchema({ resolvers: parts.resolvers }, parts.references);
+}
+
 /**
  * Opens a subgraph's ORM on its own schema, runs its migrations, and builds its federated
  * schema. Every subgraph's index.ts is this call with its own parts.
  */
 export async function createSubgraph<C extends SubgraphContext = SubgraphContext>(
-  parts: {
-    name: string;
-    orm: Pick<OrmOptions, 'schema' | 'entities' | 'migrations'>;
-    resolvers: NonEmptyArray<Function>;
-    references?: Parameters<typeof buildFederatedSchema>[1];
-    extendContext?: (base: SubgraphContext) => C;
-  },
+  parts: SubgraphParts,
   options: SubgraphOptions,
+  extendContext?: (base: SubgraphContext) => C,
 ): Promise<Subgraph<C>> {
   const orm = await openOrm({
     clientUrl: options.databaseUrl,
@@ -69,12 +86,11 @@ export async function createSubgraph<C extends SubgraphContext = SubgraphContext
   });
   try {
     await migrate(orm, options.databaseUrl, parts.orm.schema);
-    const schema = await buildFederatedSchema({ resolvers: parts.resolvers }, parts.references);
     return {
       name: parts.name,
-      schema,
+      schema: await buildPartsSchema(parts),
       orm,
-      createContext: contextFactory<C>(orm, options.internalSecret, parts.extendContext),
+      createContext: contextFactory<C>(orm, options.internalSecret, extendContext, parts.kinds),
       close: () => orm.close(),
     };
   } catch (error) {

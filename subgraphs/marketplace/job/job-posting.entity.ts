@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from 'graphql-scalars';
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
@@ -10,6 +11,8 @@ import type { Mode } from '../../shared/principal.js';
 @Entity({ tableName: 'job_posting' })
 @Index({ name: 'job_posting_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
 export class JobPosting {
+  [OptionalProps]?: 'id' | 'createdAt' | 'livemode';
+
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
 import { DateTimeResolver, LocalDateResolver } from 'graphql-scalars';
@@ -19,6 +20,8 @@ import { MemberStatus, memberStatusOn } from './member-status.js';
     'create unique index "member_scope_email_unique" on "membership"."member" ("account_id", "mode", "email") where "deleted_at" is null',
 })
 export class Member {
+  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status';
+
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();

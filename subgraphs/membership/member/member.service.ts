@@ -8,7 +8,7 @@ import { MemberEmailTakenError } from './member.errors.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import type { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { MemberStatus, today } from './member-status.js';
-import { addDays, addYears, isCalendarDate, yearlyPeriodFrom } from './member-period.js';
+import { addYears, isCalendarDate, yearlyPeriodFrom } from './member-period.js';
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -42,10 +42,14 @@ export class MemberService {
     return this.em.findOne(Member, { id, ...this.scope });
   }
 
-  /** Many members in one statement, in the order of `ids` (null where not visible). */
+  /**
+   * Many members in one statement, in the order of `ids` (null where not visible). Archived
+   * members are included: what they did (a job posted, an invoice paid) still names them.
+   */
   async findMany(ids: readonly string[]): Promise<(Member | null)[]> {
     const valid = ids.filter((id) => UUID.test(id));
-    const rows = valid.length ? await this.em.find(Member, { id: { $in: valid }, ...this.scope }) : [];
+    const { deletedAt: _archivedToo, ...scope } = this.scope;
+    const rows = valid.length ? await this.em.find(Member, { id: { $in: valid }, ...scope }) : [];
     const byId = new Map(rows.map((m) => [m.id, m]));
     return ids.map((id) => byId.get(id) ?? null);
   }
@@ -102,7 +106,7 @@ export class MemberService {
       if (!member) throw new NotFoundError('member', id);
       const now = today();
       if (member.periodEnd >= now) {
-        member.periodStart = addDays(member.periodEnd, 1);
+        // Renewing early adds a year to the paid-through date; the current period goes on.
         member.periodEnd = addYears(member.periodEnd, 1);
       } else {
         Object.assign(member, yearlyPeriodFrom(now));

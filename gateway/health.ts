@@ -1,0 +1,34 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Request, Response } from 'express';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function check(probe: () => Promise<unknown>): Promise<'ok' | string> {
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
+    ]);
+    return 'ok';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** `/health`: 200 only when the database and every subgraph answer; 503 with the failures otherwise. */
+export function healthHandler(identityOrm: MikroORM, subgraphUrls: Record<string, string>) {
+  return async (_req: Request, res: Response): Promise<void> => {
+    const entries = await Promise.all([
+      check(() => identityOrm.em.getConnection().execute('select 1')).then((r) => ['database', r] as const),
+      ...Object.entries(subgraphUrls).map(([name, url]) =>
+        check(async () => {
+          const response = await fetch(new URL('/health', url));
+          if (!response.ok) throw new Error(`answered ${response.status}`);
+        }).then((r) => [name, r] as const),
+      ),
+    ]);
+    const checks = Object.fromEntries(entries);
+    const healthy = entries.every(([, r]) => r === 'ok');
+    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks });
+  };
+}

@@ -1,0 +1,23 @@
+import type { BridgeRoutes } from './bridge-routes.js';
+
+/**
+ * The membership platform's REST paths (../shared/specs/membership-platform-api.md), each bound
+ * to one field of the graph. Paths are relative to the mount (/api/v1 by default).
+ */
+export const membershipRoutes: BridgeRoutes = {
+  'Query.members': { method: 'GET', path: '/members' },
+  'Query.member': { method: 'GET', path: '/members/:id', resource: 'member' },
+  'Mutation.createMember': { method: 'POST', path: '/members', responseStatus: 201 },
+  'Mutation.updateMember': { method: 'PUT', path: '/members/:id' },
+  'Mutation.deleteMember': { method: 'DELETE', path: '/members/:id' },
+  'Mutation.renewMember': { method: 'POST', path: '/members/:id/renew' },
+  'Query.jobPostings': { method: 'GET', path: '/jobs' },
+  'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
+  'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
+};
+
+/**
+ * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
+ * and a job's poster, whose name a job board shows.
+ */
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy'];
