@@ -1,0 +1,10 @@
+import { registerEnumType } from 'type-graphql';
+
+/** Whether the gateway can route requests to a provider right now. */
+export enum ProviderStatus {
+  OPERATIONAL = 'operational',
+  DEGRADED = 'degraded',
+  DOWN = 'down',
+}
+
+registerEnumType(ProviderStatus, { name: 'ProviderStatus' });

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portIsFree } from '../../platform/database.js';
+import { freePort } from '../support/free-port.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+let port: number;
+
+/** Runs `npm start` the way a user does; resolves with the process once it says it is up. */
+function start(how: 'npm' | 'script' = 'npm'): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  // `script` runs what `npm start` runs, without npm in between, so its own exit code is seen.
+  const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [path.join(root, 'node_modules/.bin/tsx'), ['platform/start.ts']];
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, so a signal reaches it as a terminal's Ctrl-C would.
+    detached: true,
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function waitForAsync(predicate: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'platform-start-'));
+  port = await freePort();
+  const { DATABASE_URL: _ignored, ...inherited } = process.env;
+  env = {
+    ...inherited,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    MEMBERSHIP_PORT: String(await freePort()),
+    MARKETPLACE_PORT: String(await freePort()),
+    INFERENCE_PORT: String(await freePort()),
+    TRACEROUTE_PORT: String(await freePort()),
+  };
+});
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start on the embedded database', () => {
+  it('comes up healthy, refuses a second start on the same ports, keeps data, and stops cleanly on SIGTERM', async () => {
+    const first = start();
+    await waitFor(() => first.output().includes('Platform is up.'), 'the platform to start');
+    expect(first.output()).toContain(`http://localhost:${port}/graphql`);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+
+    const second = start();
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toMatch(new RegExp(`port ${port} .* already in use`));
+
+    process.kill(-first.child.pid!, 'SIGTERM');
+    await first.exited;
+    // npm exits first; the platform and its PostgreSQL finish stopping just after.
+    await waitForAsync(() => portIsFree(Number(env.EMBEDDED_PG_PORT)), 'the embedded PostgreSQL to stop', 15_000);
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+
+    // The embedded PostgreSQL stopped with it: a new start takes its port and data directory.
+    const third = start('script');
+    await waitFor(() => third.output().includes('Platform is up.'), 'the platform to start again');
+    process.kill(-third.child.pid!, 'SIGINT');
+    // 130 is how tsx reports a Ctrl-C it passed on; the shutdown itself ran (checked below).
+    expect([0, 130]).toContain(await third.exited);
+    expect(third.output()).not.toMatch(/error/i);
+    expect(await portIsFree(Number(env.EMBEDDED_PG_PORT))).toBe(true);
+    expect(await portIsFree(Number(env.MEMBERSHIP_PORT))).toBe(true);
+  }, 120_000);
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { signPrincipal, verifyPrincipal, type Principal } from '../../../subgraphs/shared/principal.js';
+
+const secret = 'a'.repeat(40);
+const principal: Principal = {
+  accountId: '00000000-0000-4000-8000-000000000001',
+  account: 'acme',
+  keyId: 'key_1',
+  kind: 'live',
+  mode: 'live',
+};
+
+function codeOf(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return (error as { extensions?: { code?: string } }).extensions?.code;
+  }
+  return 'no error';
+}
+
+describe('signed principals', () => {
+  it('round-trips a principal signed with the shared secret', () => {
+    expect(verifyPrincipal(signPrincipal(principal, secret), secret)).toEqual(principal);
+  });
+
+  it('refuses a missing header', () => {
+    expect(codeOf(() => verifyPrincipal(undefined, secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a principal signed with another secret', () => {
+    expect(codeOf(() => verifyPrincipal(signPrincipal(principal, 'b'.repeat(40)), secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a payload changed after signing (another account)', () => {
+    const [, signature] = signPrincipal(principal, secret).split('.');
+    const forged = Buffer.from(JSON.stringify({ ...principal, account: 'evil', iat: Math.floor(Date.now() / 1000) })).toString('base64url');
+    expect(codeOf(() => verifyPrincipal(`${forged}.${signature}`, secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a signature older than five minutes', () => {
+    const old = signPrincipal(principal, secret, Date.now() - 6 * 60 * 1000);
+    expect(codeOf(() => verifyPrincipal(old, secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses malformed headers', () => {
+    for (const header of ['', 'abc', 'a.b.c', '.', 'not-base64.sig']) {
+      expect(codeOf(() => verifyPrincipal(header, secret)), header).toBe('UNAUTHENTICATED');
+    }
+  });
+});
