@@ -1,4 +1,5 @@
 import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
+import { jobPostingReference } from './job/job-posting.reference.js';
 import { JobPostingResolver } from './job/job-posting.resolver.js';
 import { marketplaceOrmOptions } from './mikro-orm.config.js';
 
@@ -6,6 +7,7 @@ export const marketplaceParts: SubgraphParts = {
   name: 'marketplace',
   orm: marketplaceOrmOptions,
   resolvers: [JobPostingResolver],
+  references: { JobPosting: jobPostingReference },
   kinds: ['live', 'test'],
 };
 

@@ -24,6 +24,14 @@ export class JobPostingService {
     return this.em.findOne(JobPosting, { id, ...this.scope });
   }
 
+  /** Many postings in one statement, in the order of `ids` (null where not visible). */
+  async findMany(ids: readonly string[]): Promise<(JobPosting | null)[]> {
+    const valid = ids.filter((id) => UUID.test(id));
+    const rows = valid.length ? await this.em.find(JobPosting, { id: { $in: valid }, ...this.scope }) : [];
+    const byId = new Map(rows.map((posting) => [posting.id, posting]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
   async create(args: CreateJobPostingArgs): Promise<JobPosting> {
     const posting = this.em.create(JobPosting, {
       ...this.scope,
