@@ -34,6 +34,11 @@ async function hydrateEmbeddedBinaries(): Promise<void> {
   }
 }
 
+/** Where the platform's embedded PostgreSQL answers on `port`, once it runs. */
+export function embeddedPlatformUrl(port: number): string {
+  return `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${PLATFORM_DATABASE}`;
+}
+
 export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = net.createServer();

@@ -1,0 +1,62 @@
+import { DomainError } from '../subgraphs/shared/errors.js';
+import { KEY_KINDS, type KeyKind } from '../subgraphs/shared/principal.js';
+import { defineCommand, isoDate, required, type Command } from './args.js';
+
+// Checked here as well as in IdentityService, so that a typo fails before any database is opened.
+function keyKind(value: string): KeyKind {
+  if (!(KEY_KINDS as readonly string[]).includes(value)) {
+    throw new DomainError('BAD_USER_INPUT', `--kind must be one of ${KEY_KINDS.join(', ')}, got "${value}"`, {
+      param: 'kind',
+    });
+  }
+  return value as KeyKind;
+}
+
+function futureDate(value: string, flag: string, now = new Date()): Date {
+  const date = isoDate(value, flag);
+  // A key born expired would print a secret that never works.
+  if (date <= now) {
+    throw new DomainError('BAD_USER_INPUT', `${flag} must be in the future, got "${value}"`, {
+      param: flag.replace(/^--/, ''),
+    });
+  }
+  return date;
+}
+
+const createKey = defineCommand({
+  words: ['keys', 'create'],
+  usage: `keys create --kind <${KEY_KINDS.join('|')}> --account <slug> [--name <label>] [--expires-at <ISO date>]`,
+  options: {
+    kind: { type: 'string' },
+    account: { type: 'string' },
+    name: { type: 'string' },
+    'expires-at': { type: 'string' },
+  },
+  parse: (values) => ({
+    kind: keyKind(required(values.kind, '--kind')),
+    account: required(values.account, '--account'),
+    name: values.name ?? null,
+    expiresAt: values['expires-at'] === undefined ? null : futureDate(values['expires-at'], '--expires-at'),
+  }),
+  run: (identity, input) => identity.createKey(input),
+});
+
+const listKeys = defineCommand({
+  words: ['keys', 'list'],
+  usage: 'keys list [--account <slug>]',
+  options: { account: { type: 'string' } },
+  parse: (values) => ({ account: values.account }),
+  run: (identity, input) => identity.listKeys(input),
+});
+
+const disableKey = defineCommand({
+  words: ['keys', 'disable'],
+  usage: 'keys disable <id>',
+  options: {},
+  positionals: ['id'],
+  parse: (_values, [id]) => ({ id }),
+  run: (identity, input) => identity.disableKey(input.id),
+});
+
+/** `keys create|list|disable`: API keys of any kind, for any account, without going through the edge. */
+export const KEYS_COMMANDS: readonly Command[] = [createKey, listKeys, disableKey];

