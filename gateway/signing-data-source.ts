@@ -11,7 +11,8 @@ export class SigningDataSource extends RemoteGraphQLDataSource<EdgeContext> {
     url: string,
     private readonly internalSecret: string,
   ) {
-    super({ url });
+    // Node's own fetch (undici) keeps connections alive; the default fetcher is several times slower.
+    super({ url, fetcher: fetch as never });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<EdgeContext>): void {
