@@ -2,7 +2,7 @@ import { loadConfig } from '../platform/config.js';
 import { IdentityService } from '../platform/identity/identity.service.js';
 import { openIdentityStore } from '../platform/identity/index.js';
 import { parseCommandLine, usageText, type CommandAction } from './args.js';
-import { openCliDatabase } from './database.js';
+import { openSharedDatabase } from '../platform/shared-database.js';
 import { KEYS_COMMANDS } from './keys.command.js';
 import { UsageError } from './usage.error.js';
 
@@ -15,7 +15,7 @@ export interface CliOutput {
 
 /** Opens the database and the identity store, runs one action, and closes both whatever happens. */
 async function withIdentity(action: CommandAction): Promise<unknown> {
-  const database = await openCliDatabase(loadConfig());
+  const database = await openSharedDatabase(loadConfig());
   try {
     const orm = await openIdentityStore(database.url, undefined, 2);
     try {

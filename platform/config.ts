@@ -23,6 +23,8 @@ export interface PlatformConfig {
   logLevel: string;
   internalSecret: string;
   subgraphPorts: Record<SubgraphName, number>;
+  /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to the local port. */
+  subgraphUrls: Record<SubgraphName, string>;
   restBases: { membership: string };
   introspection: boolean;
 }
@@ -59,6 +61,15 @@ function internalSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig {
   const dataDir = path.resolve(env.DATA_DIR || '.data');
   const inTest = env.NODE_ENV === 'test' || env.VITEST !== undefined;
+  const subgraphPorts = {
+    membership: intFromEnv(env, 'MEMBERSHIP_PORT', DEFAULT_SUBGRAPH_PORTS.membership),
+    marketplace: intFromEnv(env, 'MARKETPLACE_PORT', DEFAULT_SUBGRAPH_PORTS.marketplace),
+    inference: intFromEnv(env, 'INFERENCE_PORT', DEFAULT_SUBGRAPH_PORTS.inference),
+    traceroute: intFromEnv(env, 'TRACEROUTE_PORT', DEFAULT_SUBGRAPH_PORTS.traceroute),
+  };
+  const subgraphUrls = Object.fromEntries(
+    SUBGRAPH_NAMES.map((name) => [name, env[`${name.toUpperCase()}_URL`] || `http://127.0.0.1:${subgraphPorts[name]}/graphql`]),
+  ) as Record<SubgraphName, string>;
   return {
     port: intFromEnv(env, 'PORT', 4000),
     host: env.HOST || '0.0.0.0',
@@ -67,12 +78,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     embeddedDatabasePort: intFromEnv(env, 'EMBEDDED_PG_PORT', 5433),
     logLevel: env.LOG_LEVEL || (inTest ? 'silent' : 'info'),
     internalSecret: internalSecret(env, dataDir),
-    subgraphPorts: {
-      membership: intFromEnv(env, 'MEMBERSHIP_PORT', DEFAULT_SUBGRAPH_PORTS.membership),
-      marketplace: intFromEnv(env, 'MARKETPLACE_PORT', DEFAULT_SUBGRAPH_PORTS.marketplace),
-      inference: intFromEnv(env, 'INFERENCE_PORT', DEFAULT_SUBGRAPH_PORTS.inference),
-      traceroute: intFromEnv(env, 'TRACEROUTE_PORT', DEFAULT_SUBGRAPH_PORTS.traceroute),
-    },
+    subgraphPorts,
+    subgraphUrls,
     restBases: { membership: env.MEMBERSHIP_REST_BASE || '/api/v1' },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };

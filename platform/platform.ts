@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { createEdge, listenEdge } from '../gateway/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
-import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from './identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
@@ -13,6 +12,56 @@ export interface RunningPlatform {
   baseUrl: string;
   subgraphUrls: Record<SubgraphName, string>;
   stop(): Promise<void>;
+}
+
+/** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
+export async function startEdgeService(
+  config: PlatformConfig,
+  identityOrm: MikroORM,
+  subgraphUrls: Record<string, string>,
+  logger: Logger,
+): Promise<RunningService> {
+  const edge = await createEdge({
+    supergraphSdl: readSupergraph(),
+    subgraphUrls,
+    internalSecret: config.internalSecret,
+    identityOrm,
+    logger: logger.child({ service: 'gateway' }),
+    introspection: config.introspection,
+    restBases: config.restBases,
+  });
+  try {
+    return await listenEdge(edge, config.port, config.host);
+  } catch (error) {
+    await edge.stop();
+    throw error;
+  }
+}
+
+/** One subgraph on its internal port, with what it needs (the membership one uses the key store). */
+export async function startSubgraphService(
+  name: SubgraphName,
+  config: PlatformConfig,
+  databaseUrl: string,
+  identityOrm: MikroORM,
+  logger: Logger,
+): Promise<RunningService & { close(): Promise<void> }> {
+  const child = logger.child({ service: name });
+  const subgraph = await SUBGRAPH_FACTORIES[name]({ databaseUrl, internalSecret: config.internalSecret, identityOrm, logger: child });
+  try {
+    const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], logger: child });
+    return {
+      ...service,
+      stop: service.stop,
+      close: async () => {
+        await service.stop();
+        await subgraph.close();
+      },
+    };
+  } catch (error) {
+    await subgraph.close();
+    throw error;
+  }
 }
 
 /**
@@ -29,37 +78,13 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     const identityOrm: MikroORM = await openIdentityStore(databaseUrl, logger.child({ service: 'identity' }));
     stops.push(() => identityOrm.close());
     const subgraphUrls = {} as Record<SubgraphName, string>;
-    const subgraphs: Subgraph[] = [];
     for (const name of SUBGRAPH_NAMES) {
-      const subgraph = await SUBGRAPH_FACTORIES[name]({
-        databaseUrl,
-        internalSecret: config.internalSecret,
-        identityOrm,
-        logger: logger.child({ service: name }),
-      });
-      stops.push(() => subgraph.close());
-      subgraphs.push(subgraph);
-    }
-    for (const subgraph of subgraphs) {
-      const name = subgraph.name as SubgraphName;
-      const service: RunningService = await serveSubgraph(subgraph, {
-        port: config.subgraphPorts[name],
-        logger: logger.child({ service: name }),
-      });
-      stops.push(service.stop);
+      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger);
+      stops.push(service.close);
       subgraphUrls[name] = service.url;
     }
-    const edge = await createEdge({
-      supergraphSdl: readSupergraph(),
-      subgraphUrls,
-      internalSecret: config.internalSecret,
-      identityOrm,
-      logger: logger.child({ service: 'gateway' }),
-      introspection: config.introspection,
-      restBases: config.restBases,
-    });
-    stops.push(edge.stop);
-    const gateway = await listenEdge(edge, config.port, config.host);
+    const gateway = await startEdgeService(config, identityOrm, subgraphUrls, logger);
+    stops.push(gateway.stop);
     return {
       graphqlUrl: gateway.url,
       baseUrl: gateway.url.replace(/\/graphql$/, ''),

@@ -2,6 +2,7 @@ import { loadConfig, SUBGRAPH_NAMES } from './config.js';
 import { openPlatformDatabase, portIsFree } from './database.js';
 import { createLogger } from './logger.js';
 import { startPlatform } from './platform.js';
+import { stopOnSignal } from './service-entry.js';
 
 /** `npm start`: the embedded database (unless DATABASE_URL), every subgraph, the gateway and the bridge. */
 const config = loadConfig();
@@ -59,15 +60,7 @@ process.stdout.write(
   ].join('\n'),
 );
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'stopping');
+stopOnSignal(logger, async () => {
   await platform!.stop();
   await database!.stop();
-  logger.info('stopped');
-  process.exit(0);
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+});

@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCliDatabase } from '../../cli/database.js';
-import { DatabaseUnreachableError } from '../../cli/database-unreachable.error.js';
+import { openSharedDatabase } from '../../platform/shared-database.js';
+import { DatabaseUnreachableError } from '../../platform/database-unreachable.error.js';
 import { loadConfig } from '../../platform/config.js';
 import { openPlatformDatabase, portIsFree } from '../../platform/database.js';
 import { freePort } from '../support/free-port.js';
-import { runCliProcess } from './cli-process.js';
+import { runCliProcess } from '../cli/cli-process.js';
 
 // A platform data directory of this file's own, as if `npm start` had never run here.
 let dataDir: string;
@@ -59,7 +59,7 @@ describe('the CLI without DATABASE_URL', () => {
   it("uses a running platform's embedded PostgreSQL and leaves it running", async () => {
     const platform = await openPlatformDatabase({ databaseUrl: undefined, dataDir, embeddedPort: port });
     try {
-      const database = await openCliDatabase(configFor(port));
+      const database = await openSharedDatabase(configFor(port));
       expect(database.url).toBe(platform.url);
       await database.stop();
       expect(await answers(platform.url)).toBe(true);
@@ -69,7 +69,7 @@ describe('the CLI without DATABASE_URL', () => {
   });
 
   it('starts the embedded PostgreSQL itself when nothing listens, and stop() stops it', async () => {
-    const database = await openCliDatabase(configFor(port));
+    const database = await openSharedDatabase(configFor(port));
     try {
       expect(database.embedded).toBe(true);
       expect(await answers(database.url)).toBe(true);
@@ -84,7 +84,7 @@ describe('the CLI without DATABASE_URL', () => {
     await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
     try {
       const { port: impostorPort } = impostor.address() as net.AddressInfo;
-      await expect(openCliDatabase(configFor(impostorPort))).rejects.toBeInstanceOf(DatabaseUnreachableError);
+      await expect(openSharedDatabase(configFor(impostorPort))).rejects.toBeInstanceOf(DatabaseUnreachableError);
     } finally {
       await new Promise((resolve) => impostor.close(resolve));
     }
@@ -94,7 +94,7 @@ describe('the CLI without DATABASE_URL', () => {
 describe('the CLI with DATABASE_URL', () => {
   it('uses that database and never starts one', async () => {
     const url = 'postgres://someone:secret@db.example.org:5432/platform';
-    const database = await openCliDatabase(configFor(port, url));
+    const database = await openSharedDatabase(configFor(port, url));
     expect(database).toMatchObject({ url, embedded: false });
     await database.stop();
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import type { PlatformConfig } from '../platform/config.js';
-import { embeddedPlatformUrl, openPlatformDatabase, type RunningDatabase } from '../platform/database.js';
+import type { PlatformConfig } from './config.js';
+import { embeddedPlatformUrl, openPlatformDatabase, type RunningDatabase } from './database.js';
 import { DatabaseUnreachableError } from './database-unreachable.error.js';
 
 /** Connects once and hangs up: `undefined` when the database answered, else the reason. */
@@ -19,11 +19,11 @@ async function probe(url: string): Promise<NodeJS.ErrnoException | undefined> {
 }
 
 /**
- * The platform's database for one command: DATABASE_URL when set; otherwise the embedded server
+ * The platform's database for a command or a service started apart: DATABASE_URL when set; otherwise the embedded server
  * of a running platform; otherwise the embedded server under DATA_DIR, started now and stopped
  * again by `stop()`.
  */
-export async function openCliDatabase(config: PlatformConfig): Promise<RunningDatabase> {
+export async function openSharedDatabase(config: PlatformConfig): Promise<RunningDatabase> {
   const options = { databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedDatabasePort };
   if (config.databaseUrl) return openPlatformDatabase(options);
   const url = embeddedPlatformUrl(config.embeddedDatabasePort);

@@ -1,0 +1,24 @@
+import type { SubgraphName } from './config.js';
+import { openIdentityStore } from './identity/index.js';
+import { startSubgraphService } from './platform.js';
+import { runServiceApart } from './service-entry.js';
+
+/** Entry of a subgraph started on its own (its server.ts). */
+export function runSubgraphApart(name: SubgraphName): Promise<void> {
+  return runServiceApart(`the ${name} subgraph`, async (config, databaseUrl, logger) => {
+    const identityOrm = await openIdentityStore(databaseUrl, logger, 2);
+    try {
+      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger);
+      return {
+        url: service.url,
+        stop: async () => {
+          await service.close();
+          await identityOrm.close();
+        },
+      };
+    } catch (error) {
+      await identityOrm.close();
+      throw error;
+    }
+  });
+}
