@@ -6,7 +6,7 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { createRestBridge } from '../rest-bridge/index.js';
@@ -38,6 +38,15 @@ export interface Edge {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Keeps what a client may see of an error: message, path, and the code, reason and param. */
+function withoutInternals(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  const { code, reason, param } = formatted.extensions ?? {};
+  const extensions = Object.fromEntries(
+    Object.entries({ code, reason, param }).filter(([, value]) => value !== undefined),
+  );
+  return { ...formatted, extensions };
+}
 
 /** GraphQL clients get the refusal as a GraphQL error body with the HTTP status. */
 const rejectGraphQL: RejectionResponder = (_req, res, rejection) => {
@@ -81,6 +90,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     gateway,
     introspection: options.introspection,
     includeStacktraceInErrorResponses: false,
+    formatError: withoutInternals,
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer })],
     logger: options.logger,
   });

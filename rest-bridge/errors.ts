@@ -18,7 +18,9 @@ const TYPE_BY_STATUS: Record<number, string> = {
   401: 'authentication_error',
   403: 'permission_error',
   404: 'invalid_request_error',
+  405: 'invalid_request_error',
   409: 'invalid_request_error',
+  413: 'invalid_request_error',
   429: 'rate_limit_error',
 };
 
@@ -63,6 +65,8 @@ export function restErrorFromGraphQL(
     }
   }
   const extensions = chosen?.extensions ?? {};
+  // GraphQL's own input errors name the variable only in the message ("Variable "$name" ...").
+  const variable = chosen?.message.match(/^Variable "\$(\w+)"/)?.[1];
   const code = String(extensions.code ?? '');
   const fallback = status === 500 ? 'internal_error' : status === 400 ? 'invalid_parameter' : code.toLowerCase();
   return {
@@ -73,7 +77,7 @@ export function restErrorFromGraphQL(
         code: typeof extensions.reason === 'string' ? extensions.reason : fallback,
         // Internal failures are not described to the client; the request id finds them in the log.
         message: status === 500 ? 'An internal error occurred' : (chosen?.message ?? 'Request failed'),
-        param: typeof extensions.param === 'string' ? extensions.param : null,
+        param: typeof extensions.param === 'string' ? extensions.param : (variable ?? null),
       },
       requestId,
     ),

@@ -1,13 +1,19 @@
 import type { ApolloServer } from '@apollo/server';
 import { filterSchema, pruneSchema } from '@graphql-tools/utils';
-import type { NextFunction, Request, Response as ExpressResponse } from 'express';
+import express, { type NextFunction, type Request, type Response as ExpressResponse } from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { useSofa } from 'sofa-api';
 import type { EdgeContext } from '../gateway/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { restError, restErrorFromGraphQL, type RestErrorBody } from './errors.js';
+import { RouteTable } from './route-table.js';
 
 type SofaConfig = Parameters<typeof useSofa>[0];
+
+/** The context sofa hands to `execute`: the edge's, plus the body fields sent as explicit nulls. */
+interface BridgeContext extends EdgeContext {
+  explicitNulls: Set<string>;
+}
 
 export interface RestBridgeOptions {
   /** Where the paths are mounted, e.g. /api/v1. */
@@ -21,6 +27,8 @@ export interface RestBridgeOptions {
   expanded?: string[];
   title: string;
   description: string;
+  /** Largest request body accepted. */
+  bodyLimit?: string;
 }
 
 function rootFieldOf(document: DocumentNode): string {
@@ -29,8 +37,14 @@ function rootFieldOf(document: DocumentNode): string {
   return field && field.kind === 'Field' ? field.name.value : '';
 }
 
-/** Writes a WHATWG Response (what sofa answers) to Express's response. */
-async function send(response: globalThis.Response, res: ExpressResponse): Promise<void> {
+/** Writes a WHATWG Response (what sofa answers) to Express's response, naming the request in errors. */
+async function send(response: globalThis.Response, req: Request, res: ExpressResponse): Promise<void> {
+  if (response.status >= 400 && response.headers.get('content-type')?.includes('application/json')) {
+    const body = (await response.json()) as RestErrorBody;
+    if (body.error) body.error.request_id = String(req.id);
+    res.status(response.status).json(body);
+    return;
+  }
   res.status(response.status);
   response.headers.forEach((value, name) => {
     if (name !== 'content-length') res.setHeader(name, value);
@@ -44,33 +58,40 @@ async function send(response: globalThis.Response, res: ExpressResponse): Promis
  * the principal the edge authenticated, so REST and GraphQL cannot drift apart.
  */
 export function createRestBridge(options: RestBridgeOptions) {
-  const rootTypeOf: Record<string, string> = { Query: 'Query', Mutation: 'Mutation' };
-  const byField = new Map(
-    Object.entries(options.routes).map(([path, route]) => [path.split('.')[1], { ...route, graphqlPath: path }]),
-  );
   // Sofa makes a route for every root field it sees: show it only the fields this spec maps.
   // Pruning drops the types no remaining field reaches, so the OpenAPI document shows only this spec.
   const schema = pruneSchema(
     filterSchema({
       schema: options.schema,
-      rootFieldFilter: (operation, fieldName) => `${rootTypeOf[operation] ?? operation}.${fieldName}` in options.routes,
+      rootFieldFilter: (operation, fieldName) => `${operation}.${fieldName}` in options.routes,
     }),
   );
+  const table = new RouteTable(options.basePath, options.routes, schema);
+  const unknownEndpoint = (req: Request, res: ExpressResponse) =>
+    res.status(404).json(restError(404, { code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` }, String(req.id)));
 
-  const execute = (async (args: { document: DocumentNode; variableValues?: Record<string, unknown> | null; contextValue: EdgeContext; operationName?: string | null }) => {
+  const execute = (async (args: {
+    document: DocumentNode;
+    variableValues?: Record<string, unknown> | null;
+    contextValue: BridgeContext;
+    operationName?: string | null;
+  }) => {
+    const { explicitNulls, ...contextValue } = args.contextValue;
+    // Sofa drops null body fields; a REST client sending `"phone": null` means "clear it".
+    const variables = { ...args.variableValues };
+    for (const name of explicitNulls) if (variables[name] === undefined) variables[name] = null;
     const response = await options.apollo.executeOperation(
-      { query: args.document, variables: args.variableValues ?? {}, operationName: args.operationName ?? undefined },
-      { contextValue: args.contextValue },
+      { query: args.document, variables, operationName: args.operationName ?? undefined },
+      { contextValue },
     );
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not used by the REST bridge');
     const result = response.body.singleResult as ExecutionResult;
     const field = rootFieldOf(args.document);
-    const route = byField.get(field);
+    const route = table.byField(field);
     // A lookup that finds nothing is a 404 in REST, not `200 null`.
     if (!result.errors?.length && result.data && result.data[field] === null && route?.resource) {
-      const id = args.variableValues?.id;
       const notFound: GraphQLFormattedError = {
-        message: `No ${route.resource} with id "${String(id)}"`,
+        message: `No ${route.resource} with id "${String(variables.id)}"`,
         extensions: { code: 'NOT_FOUND', param: 'id', reason: `${route.resource.replace(/ /g, '_')}_not_found` },
       };
       return { data: null, errors: [notFound] };
@@ -85,39 +106,73 @@ export function createRestBridge(options: RestBridgeOptions) {
     routes: options.routes,
     ignore: options.expanded ?? [],
     depthLimit: 1,
-    context: ({ req }: { req: Request }) => ({ principal: req.principal, requestId: String(req.id) }) as EdgeContext,
+    context: ({ req, explicitNulls }: { req: Request; explicitNulls: Set<string> }): BridgeContext => ({
+      principal: req.principal!,
+      requestId: String(req.id),
+      explicitNulls,
+    }),
     errorHandler: (errors) => {
-      // Sofa gives no request here; the handler below fills in request_id.
+      // Sofa gives no request here; send() fills in request_id.
       const { status, body } = restErrorFromGraphQL(errors as GraphQLFormattedError[], '');
       return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
     },
     openAPI: { info: { title: options.title, version: '1.0.0', description: options.description } },
   } as SofaConfig & { context: unknown });
 
-  return async (req: Request, res: ExpressResponse, next: NextFunction): Promise<void> => {
-    try {
-      // Sofa's webhook subscription routes are not part of any specification.
-      if (req.path.startsWith(`${options.basePath}/webhook`)) {
-        res.status(404).json(restError(404, { code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` }, String(req.id)));
+  const documentation = new Set([`${options.basePath}/openapi.json`, `${options.basePath}/docs`]);
+  // The body is read here, once, so that its JSON is checked and its explicit nulls are known.
+  const readBody = express.raw({ type: () => true, limit: options.bodyLimit ?? '1mb' });
+
+  const handle = async (req: Request, res: ExpressResponse): Promise<void> => {
+    const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const url = new URL(req.originalUrl, `http://${req.headers.host ?? 'localhost'}`);
+    let explicitNulls = new Set<string>();
+    if (!documentation.has(req.path)) {
+      const match = table.match(req.method, req.path);
+      if (match.kind === 'none') return void unknownEndpoint(req, res);
+      if (match.kind === 'wrong-method') {
+        res.setHeader('allow', match.allowed.join(', '));
+        res.status(405).json(restError(405, { code: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}; use ${match.allowed.join(' or ')}` }, String(req.id)));
         return;
       }
-      const response = (await router.handleNodeRequestAndResponse(req, res, { req, res })) as
-        | globalThis.Response
-        | undefined;
-      // fets answers nothing (or an empty 404) for a path it has no route for.
-      if (!response || (response.status === 404 && !response.headers.get('content-type'))) {
-        res.status(404).json(restError(404, { code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` }, String(req.id)));
+      const problem = table.checkQuery(match.route, url.searchParams);
+      if (problem) {
+        res.status(400).json(restError(400, { code: 'invalid_parameter', ...problem }, String(req.id)));
         return;
       }
-      if (response.status >= 400 && response.headers.get('content-type')?.includes('application/json')) {
-        const body = (await response.json()) as RestErrorBody;
-        if (body.error) body.error.request_id = String(req.id);
-        res.status(response.status).json(body);
-        return;
+      if (raw.length) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw.toString('utf8'));
+        } catch {
+          res.status(400).json(restError(400, { code: 'invalid_json', message: 'The request body is not valid JSON' }, String(req.id)));
+          return;
+        }
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+          res.status(400).json(restError(400, { code: 'invalid_body', message: 'The request body must be a JSON object' }, String(req.id)));
+          return;
+        }
+        const nullable = table.nullableArgs(match.route);
+        explicitNulls = new Set(Object.entries(parsed).filter(([k, v]) => v === null && nullable.has(k)).map(([k]) => k));
       }
-      await send(response, res);
-    } catch (error) {
-      next(error);
     }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const request = new Request(url, {
+      method: req.method,
+      headers,
+      body: raw.length && req.method !== 'GET' && req.method !== 'HEAD' ? new Uint8Array(raw) : undefined,
+    });
+    const response = await router.fetch(request, { req, res, explicitNulls });
+    await send(response, req, res);
+  };
+
+  return (req: Request, res: ExpressResponse, next: NextFunction): void => {
+    readBody(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      handle(req, res).catch(next);
+    });
   };
 }

@@ -1,4 +1,4 @@
-import { IsOptional, IsUUID, Length, Max, Min } from 'class-validator';
+import { IsOptional, IsUUID, Length, Matches, Max, Min } from 'class-validator';
 import { ArgsType, Field, ID, Int } from 'type-graphql';
 import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
 
@@ -6,6 +6,7 @@ import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
 export class CreateJobPostingArgs {
   @Field(() => String)
   @Length(1, 200)
+  @Matches(/\S/, { message: 'title must not be blank' })
   title!: string;
 
   @Field(() => String)

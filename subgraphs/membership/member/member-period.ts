@@ -13,18 +13,24 @@ export function addDays(date: string, days: number): string {
   return format(d);
 }
 
-/** Adds calendar years; 29 February falls back to 28 February in a common year. */
-export function addYears(date: string, years: number): string {
+/** Adds calendar years; 29 February rolls on to 1 March in a common year. */
+function addYears(date: string, years: number): string {
   const d = parse(date);
-  const month = d.getUTCMonth();
   d.setUTCFullYear(d.getUTCFullYear() + years);
-  if (d.getUTCMonth() !== month) d.setUTCDate(0);
   return format(d);
 }
 
-/** A yearly period starting on `start` ends the day before the same date a year later. */
+/**
+ * A yearly period starting on `start` ends the day before the same date a year later: from
+ * 29 February 2024 to 28 February 2025, from 1 March 2027 to 29 February 2028.
+ */
 export function yearlyPeriodFrom(start: string): { periodStart: string; periodEnd: string } {
   return { periodStart: start, periodEnd: addDays(addYears(start, 1), -1) };
+}
+
+/** The end of the yearly period that follows one ending on `periodEnd`. */
+export function nextYearlyPeriodEnd(periodEnd: string): string {
+  return yearlyPeriodFrom(addDays(periodEnd, 1)).periodEnd;
 }
 
 export function isCalendarDate(value: string): boolean {

@@ -11,6 +11,7 @@ import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
 export class CreateMemberArgs {
   @Field(() => String)
   @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
   name!: string;
 
   @Field(() => String)
@@ -36,6 +37,7 @@ export class UpdateMemberArgs {
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
   name?: string | null;
 
   @Field(() => String, { nullable: true })

@@ -8,7 +8,7 @@ import { MemberEmailTakenError } from './member.errors.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import type { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { MemberStatus, today } from './member-status.js';
-import { addYears, isCalendarDate, yearlyPeriodFrom } from './member-period.js';
+import { isCalendarDate, nextYearlyPeriodEnd, yearlyPeriodFrom } from './member-period.js';
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -107,7 +107,7 @@ export class MemberService {
       const now = today();
       if (member.periodEnd >= now) {
         // Renewing early adds a year to the paid-through date; the current period goes on.
-        member.periodEnd = addYears(member.periodEnd, 1);
+        member.periodEnd = nextYearlyPeriodEnd(member.periodEnd);
       } else {
         Object.assign(member, yearlyPeriodFrom(now));
       }

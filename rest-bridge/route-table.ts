@@ -1,0 +1,76 @@
+import { getNamedType, isNonNullType, type GraphQLArgument, type GraphQLSchema } from 'graphql';
+import type { BridgeRoute, BridgeRoutes } from './bridge-routes.js';
+
+export interface CompiledRoute extends BridgeRoute {
+  /** `Query.members` */
+  graphqlPath: string;
+  field: string;
+  args: readonly GraphQLArgument[];
+  pattern: RegExp;
+}
+
+export type RouteMatch =
+  | { kind: 'route'; route: CompiledRoute }
+  | { kind: 'wrong-method'; allowed: string[] }
+  | { kind: 'none' };
+
+export interface ParameterProblem {
+  param: string;
+  message: string;
+}
+
+const SCALAR_CHECKS: Record<string, { test: (value: string) => boolean; expected: string }> = {
+  Int: { test: (v) => /^-?\d{1,10}$/.test(v) && Math.abs(Number(v)) <= 2 ** 31 - 1, expected: 'an integer' },
+  Float: { test: (v) => v.trim() !== '' && Number.isFinite(Number(v)), expected: 'a number' },
+  Boolean: { test: (v) => v === 'true' || v === 'false', expected: 'true or false' },
+};
+
+/**
+ * The spec's routes with the graph's arguments behind them: which route a request is for, and
+ * whether its query parameters can be read as their arguments' types. Sofa checks types too,
+ * but its error does not say which parameter was wrong.
+ */
+export class RouteTable {
+  private readonly routes: CompiledRoute[];
+
+  constructor(basePath: string, routes: BridgeRoutes, schema: GraphQLSchema) {
+    this.routes = Object.entries(routes).map(([graphqlPath, route]) => {
+      const [typeName, field] = graphqlPath.split('.');
+      const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+      const definition = type?.getFields()[field];
+      if (!definition) throw new Error(`The REST route ${route.method} ${route.path} names ${graphqlPath}, which the graph lacks`);
+      const source = (basePath + route.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:(\w+)/g, '[^/]+');
+      return { ...route, graphqlPath, field, args: definition.args, pattern: new RegExp(`^${source}/?$`) };
+    });
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const onPath = this.routes.filter((route) => route.pattern.test(path));
+    const route = onPath.find((r) => r.method === method.toUpperCase());
+    if (route) return { kind: 'route', route };
+    if (onPath.length) return { kind: 'wrong-method', allowed: [...new Set(onPath.map((r) => r.method))] };
+    return { kind: 'none' };
+  }
+
+  byField(field: string): CompiledRoute | undefined {
+    return this.routes.find((route) => route.field === field);
+  }
+
+  /** The first query parameter that cannot be its argument's scalar type, if any. */
+  checkQuery(route: CompiledRoute, query: URLSearchParams): ParameterProblem | undefined {
+    for (const arg of route.args) {
+      const value = query.get(arg.name);
+      if (value === null) continue;
+      const check = SCALAR_CHECKS[getNamedType(arg.type).name];
+      if (check && !check.test(value)) {
+        return { param: arg.name, message: `${arg.name} must be ${check.expected}, got "${value}"` };
+      }
+    }
+    return undefined;
+  }
+
+  /** Names of the route's arguments that a body may set to null explicitly. */
+  nullableArgs(route: CompiledRoute): Set<string> {
+    return new Set(route.args.filter((arg) => !isNonNullType(arg.type)).map((arg) => arg.name));
+  }
+}
