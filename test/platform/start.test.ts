@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +74,22 @@ describe('npm start on the embedded database', () => {
     expect(first.output()).toContain(`http://localhost:${port}/graphql`);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 
+    // A key from the command-line tool, used while the platform runs, and a member made with it.
+    const cli = spawnSync(path.join(root, 'node_modules/.bin/tsx'), ['cli/main.ts', 'keys', 'create', '--kind', 'live', '--account', 'acme'], {
+      cwd: root,
+      env: { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH}` },
+      encoding: 'utf8',
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    const { secret } = JSON.parse(cli.stdout) as { secret: string };
+    const auth = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+    const created = await fetch(`http://127.0.0.1:${port}/api/v1/members`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Kept', email: 'kept@example.org' }),
+    });
+    expect(created.status).toBe(201);
+
     const second = start();
     expect(await second.exited).toBe(1);
     expect(second.output()).toMatch(new RegExp(`port ${port} .* already in use`));
@@ -87,6 +103,8 @@ describe('npm start on the embedded database', () => {
     // The embedded PostgreSQL stopped with it: a new start takes its port and data directory.
     const third = start('script');
     await waitFor(() => third.output().includes('Platform is up.'), 'the platform to start again');
+    const listed = await fetch(`http://127.0.0.1:${port}/api/v1/members`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(((await listed.json()) as { data: { name: string }[] }).data.map((m) => m.name)).toEqual(['Kept']);
     process.kill(-third.child.pid!, 'SIGINT');
     // 130 is how tsx reports a Ctrl-C it passed on; the shutdown itself ran (checked below).
     expect([0, 130]).toContain(await third.exited);
