@@ -116,3 +116,14 @@ export function isoDate(value: string, flag: string): Date {
   if (Number.isNaN(date.getTime())) throw invalid;
   return date;
 }
+
+/** A whole number of at least 1, such as a per-key request limit. */
+export function positiveInteger(value: string, flag: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < 1) {
+    throw new DomainError('BAD_USER_INPUT', `${flag} must be a whole number of at least 1, got "${value}"`, {
+      param: flag.replace(/^--/, ''),
+    });
+  }
+  return number;
+}

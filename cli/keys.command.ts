@@ -1,6 +1,6 @@
 import { DomainError } from '../subgraphs/shared/errors.js';
 import { KEY_KINDS, type KeyKind } from '../subgraphs/shared/principal.js';
-import { defineCommand, isoDate, required, type Command } from './args.js';
+import { defineCommand, isoDate, positiveInteger, required, type Command } from './args.js';
 
 // Checked here as well as in IdentityService, so that a typo fails before any database is opened.
 function keyKind(value: string): KeyKind {
@@ -25,28 +25,52 @@ function futureDate(value: string, flag: string, now = new Date()): Date {
 
 const createKey = defineCommand({
   words: ['keys', 'create'],
-  usage: `keys create --kind <${KEY_KINDS.join('|')}> --account <slug> [--name <label>] [--expires-at <ISO date>]`,
+  usage:
+    `keys create --kind <${KEY_KINDS.join('|')}> --account <slug> [--name <label>] [--expires-at <ISO date>]` +
+    ' [--hourly <n> --daily <n>  (traceroute keys; default 100 and 2000)]',
   options: {
     kind: { type: 'string' },
     account: { type: 'string' },
     name: { type: 'string' },
     'expires-at': { type: 'string' },
+    hourly: { type: 'string' },
+    daily: { type: 'string' },
   },
   parse: (values) => ({
     kind: keyKind(required(values.kind, '--kind')),
     account: required(values.account, '--account'),
     name: values.name ?? null,
     expiresAt: values['expires-at'] === undefined ? null : futureDate(values['expires-at'], '--expires-at'),
+    hourlyLimit: values.hourly === undefined ? null : positiveInteger(values.hourly, '--hourly'),
+    dailyLimit: values.daily === undefined ? null : positiveInteger(values.daily, '--daily'),
   }),
   run: (identity, input) => identity.createKey(input),
 });
 
 const listKeys = defineCommand({
   words: ['keys', 'list'],
-  usage: 'keys list [--account <slug>]',
-  options: { account: { type: 'string' } },
-  parse: (values) => ({ account: values.account }),
+  usage: 'keys list [--account <slug>] [--kind <kind>]',
+  options: { account: { type: 'string' }, kind: { type: 'string' } },
+  parse: (values) => ({ account: values.account, kind: values.kind === undefined ? undefined : keyKind(values.kind) }),
   run: (identity, input) => identity.listKeys(input),
+});
+
+const enableKey = defineCommand({
+  words: ['keys', 'enable'],
+  usage: 'keys enable <id>',
+  options: {},
+  positionals: ['id'],
+  parse: (_values, [id]) => ({ id }),
+  run: (identity, input) => identity.enableKey(input.id),
+});
+
+const expireKey = defineCommand({
+  words: ['keys', 'expire'],
+  usage: 'keys expire <id> [--at <ISO date>]  (now by default)',
+  options: { at: { type: 'string' } },
+  positionals: ['id'],
+  parse: (values, [id]) => ({ id, at: values.at === undefined ? new Date() : isoDate(values.at, '--at') }),
+  run: (identity, input) => identity.expireKey(input.id, input.at),
 });
 
 const disableKey = defineCommand({
@@ -58,5 +82,5 @@ const disableKey = defineCommand({
   run: (identity, input) => identity.disableKey(input.id),
 });
 
-/** `keys create|list|disable`: API keys of any kind, for any account, without going through the edge. */
-export const KEYS_COMMANDS: readonly Command[] = [createKey, listKeys, disableKey];
+/** `keys create|list|disable|enable|expire`: API keys of any kind, for any account, without the edge. */
+export const KEYS_COMMANDS: readonly Command[] = [createKey, listKeys, disableKey, enableKey, expireKey];

@@ -33,4 +33,11 @@ export class ApiKey {
 
   @Property({ type: 'datetime', nullable: true })
   expiresAt?: Date | null;
+
+  /** Traceroute keys' own limits; null means the default of the key's kind. */
+  @Property({ type: 'integer', nullable: true })
+  hourlyLimit?: number | null;
+
+  @Property({ type: 'integer', nullable: true })
+  dailyLimit?: number | null;
 }

@@ -11,7 +11,12 @@ const SECRET_PREFIX: Record<KeyKind, string> = {
   text: 'tk_',
   image: 'ik_',
   traceroute: 'trk_',
+  admin: 'adm_',
 };
+
+/** The traceroute API's default per-key limits (its specification, part 8). */
+export const DEFAULT_TRACEROUTE_LIMITS = { hourly: 100, daily: 2000 } as const;
+const MAX_LIMIT = 10_000_000;
 
 const ACCOUNT_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -25,6 +30,9 @@ export interface KeyView {
   createdAt: string;
   disabledAt: string | null;
   expiresAt: string | null;
+  /** Requests per hour and per day (traceroute keys); null for kinds limited per minute. */
+  hourlyLimit: number | null;
+  dailyLimit: number | null;
 }
 
 export type AuthenticationResult =
@@ -50,7 +58,16 @@ function toView(key: ApiKey): KeyView {
     createdAt: key.createdAt.toISOString(),
     disabledAt: key.disabledAt?.toISOString() ?? null,
     expiresAt: key.expiresAt?.toISOString() ?? null,
+    hourlyLimit: key.kind === 'traceroute' ? (key.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly) : null,
+    dailyLimit: key.kind === 'traceroute' ? (key.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily) : null,
   };
+}
+
+function checkLimit(value: number | null | undefined, param: string): void {
+  if (value == null) return;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_LIMIT) {
+    throw new DomainError('BAD_USER_INPUT', `${param} must be a whole number from 1 to ${MAX_LIMIT}`, { param });
+  }
 }
 
 /** Accounts and API keys: issuing, listing, disabling, and authenticating a presented secret. */
@@ -79,7 +96,9 @@ export class IdentityService {
     kind: string;
     name?: string | null;
     expiresAt?: Date | null;
-  }): Promise<KeyView & { secret: string }> {
+    hourlyLimit?: number | null;
+    dailyLimit?: number | null;
+  }, now = new Date()): Promise<KeyView & { secret: string }> {
     if (!(KEY_KINDS as readonly string[]).includes(input.kind)) {
       throw new DomainError('BAD_USER_INPUT', `Key kind must be one of ${KEY_KINDS.join(', ')}`, { param: 'kind' });
     }
@@ -87,6 +106,14 @@ export class IdentityService {
       throw new DomainError('BAD_USER_INPUT', 'Key names are at most 120 characters', { param: 'name' });
     }
     const kind = input.kind as KeyKind;
+    if ((input.hourlyLimit != null || input.dailyLimit != null) && kind !== 'traceroute') {
+      throw new DomainError('BAD_USER_INPUT', 'Hourly and daily limits are set on traceroute keys only', { param: 'kind' });
+    }
+    checkLimit(input.hourlyLimit, 'hourlyLimit');
+    checkLimit(input.dailyLimit, 'dailyLimit');
+    if (input.expiresAt && input.expiresAt <= now) {
+      throw new DomainError('BAD_USER_INPUT', 'expiresAt must be in the future: the key would be born expired', { param: 'expiresAt' });
+    }
     const account = await this.ensureAccount(input.account);
     const secret = SECRET_PREFIX[kind] + randomBytes(24).toString('base64url');
     const key = this.em.create(ApiKey, {
@@ -98,27 +125,52 @@ export class IdentityService {
       secretHash: hashSecret(secret),
       createdAt: new Date(),
       expiresAt: input.expiresAt ?? null,
+      hourlyLimit: input.hourlyLimit ?? null,
+      dailyLimit: input.dailyLimit ?? null,
     });
     await this.em.flush();
     return { ...toView(key), secret };
   }
 
-  async listKeys(filter: { account?: string } = {}): Promise<KeyView[]> {
+  async listKeys(filter: { account?: string; kind?: KeyKind } = {}): Promise<KeyView[]> {
     const keys = await this.em.find(
       ApiKey,
-      filter.account ? { account: { slug: filter.account } } : {},
+      {
+        ...(filter.account ? { account: { slug: filter.account } } : {}),
+        ...(filter.kind ? { kind: filter.kind } : {}),
+      },
       { populate: ['account'], orderBy: { createdAt: 'asc', id: 'asc' } },
     );
     return keys.map(toView);
   }
 
   /** Disables a key; with `account`, only that account's keys can be disabled. */
-  async disableKey(id: string, account?: string): Promise<KeyView> {
+  disableKey(id: string, account?: string): Promise<KeyView> {
+    return this.change(id, account, (key) => {
+      key.disabledAt ??= new Date();
+    });
+  }
+
+  /** Re-enables a disabled key (an expired one stays expired). */
+  enableKey(id: string, account?: string): Promise<KeyView> {
+    return this.change(id, account, (key) => {
+      key.disabledAt = null;
+    });
+  }
+
+  /** Sets the key's expiry; now by default, which ends the key at once. */
+  expireKey(id: string, at: Date = new Date(), account?: string): Promise<KeyView> {
+    return this.change(id, account, (key) => {
+      key.expiresAt = at;
+    });
+  }
+
+  private async change(id: string, account: string | undefined, apply: (key: ApiKey) => void): Promise<KeyView> {
     const key = await this.em.findOne(ApiKey, account ? { id, account: { slug: account } } : { id }, {
       populate: ['account'],
     });
     if (!key) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
-    key.disabledAt ??= new Date();
+    apply(key);
     await this.em.flush();
     return toView(key);
   }

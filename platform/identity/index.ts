@@ -4,13 +4,17 @@ import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
+import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
 export const identityOrmOptions = {
   schema: IDENTITY_SCHEMA,
   entities: [Account, ApiKey],
-  migrations: [{ name: 'Migration20261122000000Identity', class: Migration20261122000000Identity }],
+  migrations: [
+    { name: 'Migration20261122000000Identity', class: Migration20261122000000Identity },
+    { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
+  ],
 };
 
 /** Opens (and migrates) the edge's key store: accounts and API keys in the `identity` schema. */

@@ -1,8 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from './errors.js';
 
-/** Key kinds: `live`/`test` for the membership platform, the rest for the other specifications. */
-export const KEY_KINDS = ['live', 'test', 'text', 'image', 'traceroute'] as const;
+/**
+ * Key kinds: `live`/`test` for the membership platform, `text`/`image` for the inference
+ * providers, `traceroute` for the public traceroute API, and `admin` for the platform's operators
+ * (the traceroute admin area); admin keys are issued only by the command-line tool.
+ */
+export const KEY_KINDS = ['live', 'test', 'text', 'image', 'traceroute', 'admin'] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
 export type Mode = 'live' | 'test';
 

@@ -34,7 +34,7 @@ describe('runCli before any database is opened', () => {
   it.each([[['help']], [['--help']], [['keys', 'create', '-h']]])('%j prints the usage and exits 0', async (argv) => {
     const result = await run(...argv);
     expect(result).toMatchObject({ code: 0, stdout: '' });
-    expect(result.stderr).toContain('keys create --kind <live|test|text|image|traceroute> --account <slug>');
+    expect(result.stderr).toContain('keys create --kind <live|test|text|image|traceroute|admin> --account <slug>');
   });
 
   it.each([
@@ -53,7 +53,7 @@ describe('runCli before any database is opened', () => {
   });
 
   it.each([
-    [['--kind', 'gold'], '--kind must be one of live, test, text, image, traceroute, got "gold"'],
+    [['--kind', 'gold'], '--kind must be one of live, test, text, image, traceroute, admin, got "gold"'],
     [['--kind', 'live', '--expires-at', 'next tuesday'], '--expires-at must be an ISO 8601 date'],
     [['--kind', 'live', '--expires-at', '2030-02-30'], '--expires-at must be an ISO 8601 date'],
     [['--kind', 'live', '--expires-at', '2020-01-01'], '--expires-at must be in the future'],

@@ -86,8 +86,40 @@ describe('createKey', () => {
         createdAt: key.createdAt,
         disabledAt: null,
         expiresAt: null,
+        hourlyLimit: null,
+        dailyLimit: null,
       },
     ]);
+  });
+
+  it('gives traceroute keys the default limits of 100 an hour and 2,000 a day, or their own', async () => {
+    const account = newAccount();
+    const standard = await identity().createKey({ account, kind: 'traceroute' });
+    expect(standard).toMatchObject({ hourlyLimit: 100, dailyLimit: 2000 });
+    const own = await identity().createKey({ account, kind: 'traceroute', hourlyLimit: 5, dailyLimit: 50 });
+    expect(own).toMatchObject({ hourlyLimit: 5, dailyLimit: 50 });
+    const auth = await identity().authenticate(own.secret);
+    expect(auth.ok && [auth.key.hourlyLimit, auth.key.dailyLimit]).toEqual([5, 50]);
+  });
+
+  it('refuses limits on other kinds, limits below 1, and an expiry in the past', async () => {
+    const account = newAccount();
+    expect(await codeOf(identity().createKey({ account, kind: 'live', hourlyLimit: 10 }))).toBe('BAD_USER_INPUT');
+    expect(await codeOf(identity().createKey({ account, kind: 'traceroute', dailyLimit: 0 }))).toBe('BAD_USER_INPUT');
+    expect(await codeOf(identity().createKey({ account, kind: 'traceroute', hourlyLimit: 1.5 }))).toBe('BAD_USER_INPUT');
+    expect(await codeOf(identity().createKey({ account, kind: 'live', expiresAt: new Date(Date.now() - 1000) }))).toBe('BAD_USER_INPUT');
+  });
+
+  it('re-enables a disabled key, and expiring a key ends it at once', async () => {
+    const account = newAccount();
+    const key = await identity().createKey({ account, kind: 'traceroute' });
+    await identity().disableKey(key.id);
+    expect(await identity().authenticate(key.secret)).toMatchObject({ ok: false, reason: 'key_disabled' });
+    await identity().enableKey(key.id);
+    expect((await identity().authenticate(key.secret)).ok).toBe(true);
+    await identity().expireKey(key.id);
+    expect(await identity().authenticate(key.secret)).toMatchObject({ ok: false, reason: 'key_expired' });
+    expect(await codeOf(identity().enableKey('key_nope'))).toBe('NOT_FOUND');
   });
 
   it('rejects an unknown kind as BAD_USER_INPUT', async () => {
