@@ -9,12 +9,30 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { Redis } from 'ioredis';
+import type { RateLimits, RestBases } from '../platform/config.js';
 import { createRestBridge } from '../rest-bridge/index.js';
 import { membershipExpanded, membershipRoutes } from '../rest-bridge/membership.routes.js';
-import { restError } from '../rest-bridge/errors.js';
+import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
+import {
+  membershipErrorFormat,
+  openAIErrorFormat,
+  sendApiError,
+  tracerouteErrorFormat,
+  type ErrorFormat,
+} from '../rest-bridge/errors.js';
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
-import { bearerAuth, type RejectionResponder } from './edge-auth.js';
 import type { EdgeContext } from './edge-context.js';
+import { edgeGuard } from './edge-guard.js';
+import {
+  graphqlErrorFormat,
+  graphqlInterface,
+  membershipInterface,
+  serviceIInterface,
+  serviceTInterface,
+  tracerouteInterface,
+} from './edge-interfaces.js';
+import { RateLimiter } from './rate-limit/rate-limiter.js';
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
 
@@ -26,7 +44,10 @@ export interface EdgeOptions {
   identityOrm: MikroORM;
   logger: Logger;
   introspection: boolean;
-  restBases: { membership: string };
+  restBases: RestBases;
+  rateLimits: RateLimits;
+  /** Shared rate-limit counters; in-process counting when unset. */
+  redisUrl?: string;
 }
 
 export interface Edge {
@@ -47,22 +68,6 @@ function withoutInternals(formatted: GraphQLFormattedError): GraphQLFormattedErr
   );
   return { ...formatted, extensions };
 }
-
-/** GraphQL clients get the refusal as a GraphQL error body with the HTTP status. */
-const rejectGraphQL: RejectionResponder = (_req, res, rejection) => {
-  res.status(rejection.status).json({
-    errors: [
-      {
-        message: rejection.message,
-        extensions: { code: rejection.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', reason: rejection.code },
-      },
-    ],
-  });
-};
-
-const rejectRest: RejectionResponder = (req, res, rejection) => {
-  res.status(rejection.status).json(restError(rejection.status, rejection, String(req.id)));
-};
 
 /**
  * Builds the public edge: the Apollo gateway at /graphql over the committed supergraph, the REST
@@ -111,27 +116,64 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
 
-  const membershipBase = options.restBases.membership;
-  const membershipBridge = createRestBridge({
-    basePath: membershipBase,
-    schema: apiSchema,
-    apollo,
-    routes: membershipRoutes,
-    expanded: membershipExpanded,
-    title: 'Membership Management Platform API',
-    description: 'Members, events, finance, documents, chat, jobs and tenders. Served from the federated graph.',
-  });
-  const membershipAuth = bearerAuth(options.identityOrm, { kinds: ['live', 'test'], reject: rejectRest });
-  // Mounted without a path: Express would strip the prefix, and sofa routes on the full path.
-  // Sofa reads the raw body itself, so no body parser runs before it.
-  app.use((req, res, next) => {
-    if (req.path !== membershipBase && !req.path.startsWith(`${membershipBase}/`)) return next();
-    membershipAuth(req, res, (error?: unknown) => (error ? next(error) : membershipBridge(req, res, next)));
-  });
+  const redis = options.redisUrl ? await connectRedis(options.redisUrl) : undefined;
+  const limiter = new RateLimiter(redis);
+  const guard = (edge: Parameters<typeof edgeGuard>[2]) => edgeGuard(options.identityOrm, limiter, edge);
+  const { restBases: bases, rateLimits } = options;
+  // Which interface's error body a failure at `path` is answered in.
+  const formats: [string, ErrorFormat][] = [
+    [bases.membership, membershipErrorFormat],
+    [bases.traceroute, tracerouteErrorFormat],
+    [bases.inferenceText, openAIErrorFormat],
+    [bases.inferenceImage, openAIErrorFormat],
+    [bases.inferenceProxy, openAIErrorFormat],
+    [bases.inferenceGateway, openAIErrorFormat],
+  ];
+  const formatFor = (path: string) => formats.find(([base]) => under(path, base))?.[1];
+
+  // REST mounts are matched by prefix without app.use(path): Express would strip the prefix, and
+  // sofa routes on the full path. Sofa reads the raw body itself, so no body parser runs first.
+  const mount = (base: string, ...handlers: express.RequestHandler[]) =>
+    app.use((req, res, next) => (under(req.path, base) ? chain(handlers, req, res, next) : next()));
+
+  mount(
+    bases.membership,
+    guard(membershipInterface(rateLimits)),
+    createRestBridge({
+      basePath: bases.membership,
+      schema: apiSchema,
+      apollo,
+      routes: membershipRoutes,
+      expanded: membershipExpanded,
+      title: 'Membership Management Platform API',
+      description: 'Members, events, finance, documents, chat, jobs and tenders. Served from the federated graph.',
+      errorFormat: membershipErrorFormat,
+    }),
+  );
+  mount(
+    bases.traceroute,
+    guard(tracerouteInterface(rateLimits)),
+    createRestBridge({
+      basePath: bases.traceroute,
+      schema: apiSchema,
+      apollo,
+      routes: tracerouteRoutes,
+      expanded: tracerouteExpanded,
+      title: 'Traceroute Public API',
+      description: 'Traceroute measurements of the national internet observatory.',
+      errorFormat: tracerouteErrorFormat,
+    }),
+  );
+  // The inference endpoints arrive with their own issue; their edge rules hold already.
+  mount(bases.inferenceText, guard(serviceTInterface(rateLimits)), openAINotFound);
+  mount(bases.inferenceImage, guard(serviceIInterface(rateLimits, bases.inferenceImage)), openAINotFound);
+  // Keyless interfaces: a client's Authorization header is ignored, and dropped so nothing behind relies on it.
+  mount(bases.inferenceProxy, dropAuthorization, openAINotFound);
+  mount(bases.inferenceGateway, dropAuthorization, openAINotFound);
 
   app.use(
     '/graphql',
-    bearerAuth(options.identityOrm, { kinds: ['live', 'test', 'text', 'image', 'traceroute'], reject: rejectGraphQL }),
+    guard(graphqlInterface(rateLimits)),
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
       context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
@@ -142,12 +184,12 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     // Body-parser failures carry their status (400 bad JSON, 413 too large); anything else is ours.
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) req.log.error({ err: error }, 'request failed');
-    const message = status === 500 ? 'An internal error occurred' : error.message;
-    if (req.originalUrl.startsWith('/graphql')) {
-      res.status(status).json({ errors: [{ message, extensions: { code: status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' } }] });
-    } else {
-      res.status(status).json(restError(status, { code: status === 500 ? 'internal_error' : error.type ?? 'bad_request', message }, String(req.id)));
-    }
+    const apiError = {
+      status,
+      code: status === 500 ? 'internal_error' : status === 413 ? 'payload_too_large' : (error.type ?? 'bad_request').replace(/\./g, '_'),
+      message: status === 500 ? 'An internal error occurred' : error.message,
+    };
+    sendApiError(res, formatFor(req.path) ?? graphqlErrorFormat, apiError, String(req.id));
   });
 
   return {
@@ -155,8 +197,43 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     httpServer,
     apollo,
     apiSchema,
-    stop: () => apollo.stop(),
+    stop: async () => {
+      await apollo.stop();
+      await redis?.quit();
+    },
   };
+}
+
+function under(path: string, base: string): boolean {
+  return path === base || path.startsWith(`${base}/`);
+}
+
+function chain(handlers: express.RequestHandler[], req: Request, res: Response, next: NextFunction): void {
+  const [first, ...rest] = handlers;
+  if (!first) return next();
+  first(req, res, (error?: unknown) => (error ? next(error) : chain(rest, req, res, next)));
+}
+
+function dropAuthorization(req: Request, _res: Response, next: NextFunction): void {
+  delete req.headers.authorization;
+  next();
+}
+
+function openAINotFound(req: Request, res: Response): void {
+  sendApiError(res, openAIErrorFormat, { status: 404, code: 'unknown_url', message: `Invalid URL (${req.method} ${req.path})` }, String(req.id));
+}
+
+/** Connects to Redis and waits until it answers, so a wrong REDIS_URL fails the start, not requests. */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    await redis.ping();
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`Cannot reach Redis at REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Binds the edge to its public port. */

@@ -13,6 +13,22 @@ const DEFAULT_SUBGRAPH_PORTS: Record<SubgraphName, number> = {
   traceroute: 4104,
 };
 
+export interface RestBases {
+  membership: string;
+  traceroute: string;
+  inferenceText: string;
+  inferenceImage: string;
+  inferenceProxy: string;
+  inferenceGateway: string;
+}
+
+export interface RateLimits {
+  livePerMinute: number;
+  testPerMinute: number;
+  inferencePerMinute: number;
+  anonymousPerMinute: number;
+}
+
 export interface PlatformConfig {
   port: number;
   host: string;
@@ -25,7 +41,11 @@ export interface PlatformConfig {
   subgraphPorts: Record<SubgraphName, number>;
   /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to the local port. */
   subgraphUrls: Record<SubgraphName, string>;
-  restBases: { membership: string };
+  restBases: RestBases;
+  /** Requests per minute per key (membership keys and inference keys) and per client address without a valid key. */
+  rateLimits: RateLimits;
+  /** Shared rate-limit counters (and, later, subscriptions) across instances; in-process when unset. */
+  redisUrl: string | undefined;
   introspection: boolean;
 }
 
@@ -36,6 +56,14 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   if (!Number.isInteger(value) || value < 0 || value > 65535) {
     throw new Error(`${name} must be a port number (0-65535), got "${raw}"`);
   }
+  return value;
+}
+
+function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
   return value;
 }
 
@@ -80,7 +108,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     internalSecret: internalSecret(env, dataDir),
     subgraphPorts,
     subgraphUrls,
-    restBases: { membership: env.MEMBERSHIP_REST_BASE || '/api/v1' },
+    restBases: {
+      membership: env.MEMBERSHIP_REST_BASE || '/api/v1',
+      traceroute: env.TRACEROUTE_REST_BASE || '/v1/public',
+      inferenceText: env.INFERENCE_TEXT_BASE || '/inference/text',
+      inferenceImage: env.INFERENCE_IMAGE_BASE || '/inference/image',
+      inferenceProxy: env.INFERENCE_PROXY_BASE || '/inference/proxy',
+      inferenceGateway: env.INFERENCE_GATEWAY_BASE || '/inference/gateway',
+    },
+    rateLimits: {
+      livePerMinute: countFromEnv(env, 'RATE_LIMIT_LIVE_PER_MINUTE', 1000),
+      testPerMinute: countFromEnv(env, 'RATE_LIMIT_TEST_PER_MINUTE', 10000),
+      inferencePerMinute: countFromEnv(env, 'RATE_LIMIT_INFERENCE_PER_MINUTE', 600),
+      anonymousPerMinute: countFromEnv(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 1000),
+    },
+    redisUrl: env.REDIS_URL || undefined,
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };
 }

@@ -29,6 +29,8 @@ export async function startEdgeService(
     logger: logger.child({ service: 'gateway' }),
     introspection: config.introspection,
     restBases: config.restBases,
+    rateLimits: config.rateLimits,
+    redisUrl: config.redisUrl,
   });
   try {
     return await listenEdge(edge, config.port, config.host);

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 
 /** HTTP status for each error code a subgraph or the gateway may raise. */
@@ -13,7 +14,19 @@ export const STATUS_BY_CODE: Record<string, number> = {
   RATE_LIMITED: 429,
 };
 
-const TYPE_BY_STATUS: Record<number, string> = {
+/** An error as the edge decided it, before a specification's wire format is applied. */
+export interface ApiError {
+  status: number;
+  /** The specification's error name, e.g. `member_not_found`, `key_disabled`. */
+  code: string;
+  message: string;
+  param?: string | null;
+}
+
+/** One specification's error body. */
+export type ErrorFormat = (error: ApiError, requestId: string) => object;
+
+const MEMBERSHIP_TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
   403: 'permission_error',
@@ -24,35 +37,54 @@ const TYPE_BY_STATUS: Record<number, string> = {
   429: 'rate_limit_error',
 };
 
-/** The membership API's one error body: `{"error": {type, code, message, param, request_id}}`. */
-export interface RestErrorBody {
-  error: { type: string; code: string; message: string; param: string | null; request_id: string };
-}
+/** The membership API: `{"error": {type, code, message, param, request_id}}`, Stripe's shape. */
+export const membershipErrorFormat: ErrorFormat = (error, requestId) => ({
+  error: {
+    type: MEMBERSHIP_TYPE_BY_STATUS[error.status] ?? 'api_error',
+    code: error.code,
+    message: error.message,
+    param: error.param ?? null,
+    request_id: requestId,
+  },
+});
 
-export function restError(
-  status: number,
-  fields: { code: string; message: string; param?: string | null },
-  requestId: string,
-): RestErrorBody {
-  return {
-    error: {
-      type: TYPE_BY_STATUS[status] ?? 'api_error',
-      code: fields.code,
-      message: fields.message,
-      param: fields.param ?? null,
-      request_id: requestId,
-    },
-  };
+/** The traceroute API: the error name at the top, as its specification's error table lists them. */
+export const tracerouteErrorFormat: ErrorFormat = (error, requestId) => ({
+  error: error.code,
+  message: error.message,
+  ...(error.param ? { param: error.param } : {}),
+  request_id: requestId,
+});
+
+const OPENAI_TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'invalid_request_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+/** The inference interfaces: OpenAI's `{"error": {message, type, param, code}}`, which their SDKs parse. */
+export const openAIErrorFormat: ErrorFormat = (error) => ({
+  error: {
+    message: error.message,
+    type: OPENAI_TYPE_BY_STATUS[error.status] ?? (error.status >= 500 ? 'server_error' : 'invalid_request_error'),
+    param: error.param ?? null,
+    code: error.code,
+  },
+});
+
+/** Sends `error` in `format`, with its status. */
+export function sendApiError(res: Response, format: ErrorFormat, error: ApiError, requestId: string): void {
+  res.status(error.status).json(format(error, requestId));
 }
 
 /**
- * Turns GraphQL errors into one REST status and body. The most severe error wins; a specific
- * `reason` (e.g. member_email_taken) is preferred to the generic code as the REST code.
+ * Turns GraphQL errors into one API error. The most severe error wins; a specific `reason` (e.g.
+ * member_email_taken) is preferred to the generic code as the REST code.
  */
-export function restErrorFromGraphQL(
-  errors: readonly GraphQLFormattedError[],
-  requestId: string,
-): { status: number; body: RestErrorBody } {
+export function apiErrorFromGraphQL(errors: readonly GraphQLFormattedError[]): ApiError {
   let chosen = errors[0];
   let status = 500;
   for (const error of errors) {
@@ -65,21 +97,15 @@ export function restErrorFromGraphQL(
     }
   }
   const extensions = chosen?.extensions ?? {};
+  const code = String(extensions.code ?? '');
   // GraphQL's own input errors name the variable only in the message ("Variable "$name" ...").
   const variable = chosen?.message.match(/^Variable "\$(\w+)"/)?.[1];
-  const code = String(extensions.code ?? '');
   const fallback = status === 500 ? 'internal_error' : status === 400 ? 'invalid_parameter' : code.toLowerCase();
   return {
     status,
-    body: restError(
-      status,
-      {
-        code: typeof extensions.reason === 'string' ? extensions.reason : fallback,
-        // Internal failures are not described to the client; the request id finds them in the log.
-        message: status === 500 ? 'An internal error occurred' : (chosen?.message ?? 'Request failed'),
-        param: typeof extensions.param === 'string' ? extensions.param : (variable ?? null),
-      },
-      requestId,
-    ),
+    code: typeof extensions.reason === 'string' ? extensions.reason : fallback,
+    // Internal failures are not described to the client; the request id finds them in the log.
+    message: status === 500 ? 'An internal error occurred' : (chosen?.message ?? 'Request failed'),
+    param: typeof extensions.param === 'string' ? extensions.param : (variable ?? null),
   };
 }

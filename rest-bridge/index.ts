@@ -5,7 +5,7 @@ import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchem
 import { useSofa } from 'sofa-api';
 import type { EdgeContext } from '../gateway/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
-import { restError, restErrorFromGraphQL, type RestErrorBody } from './errors.js';
+import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
 import { RouteTable } from './route-table.js';
 
 type SofaConfig = Parameters<typeof useSofa>[0];
@@ -27,6 +27,8 @@ export interface RestBridgeOptions {
   expanded?: string[];
   title: string;
   description: string;
+  /** The specification's error body. */
+  errorFormat: ErrorFormat;
   /** Largest request body accepted. */
   bodyLimit?: string;
 }
@@ -37,12 +39,13 @@ function rootFieldOf(document: DocumentNode): string {
   return field && field.kind === 'Field' ? field.name.value : '';
 }
 
-/** Writes a WHATWG Response (what sofa answers) to Express's response, naming the request in errors. */
-async function send(response: globalThis.Response, req: Request, res: ExpressResponse): Promise<void> {
-  if (response.status >= 400 && response.headers.get('content-type')?.includes('application/json')) {
-    const body = (await response.json()) as RestErrorBody;
-    if (body.error) body.error.request_id = String(req.id);
-    res.status(response.status).json(body);
+/** Marks sofa's error answers, which `send` turns into the specification's body. */
+const API_ERROR = 'x-bridge-api-error';
+
+/** Writes a WHATWG Response (what sofa answers) to Express's response, errors in `format`. */
+async function send(response: globalThis.Response, req: Request, res: ExpressResponse, format: ErrorFormat): Promise<void> {
+  if (response.headers.has(API_ERROR)) {
+    sendApiError(res, format, (await response.json()) as ApiError, String(req.id));
     return;
   }
   res.status(response.status);
@@ -67,8 +70,10 @@ export function createRestBridge(options: RestBridgeOptions) {
     }),
   );
   const table = new RouteTable(options.basePath, options.routes, schema);
+  const fail = (req: Request, res: ExpressResponse, error: ApiError) =>
+    sendApiError(res, options.errorFormat, error, String(req.id));
   const unknownEndpoint = (req: Request, res: ExpressResponse) =>
-    res.status(404).json(restError(404, { code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` }, String(req.id)));
+    fail(req, res, { status: 404, code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` });
 
   const execute = (async (args: {
     document: DocumentNode;
@@ -112,9 +117,12 @@ export function createRestBridge(options: RestBridgeOptions) {
       explicitNulls,
     }),
     errorHandler: (errors) => {
-      // Sofa gives no request here; send() fills in request_id.
-      const { status, body } = restErrorFromGraphQL(errors as GraphQLFormattedError[], '');
-      return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+      // Sofa gives no request here; send() formats the error with the request's id.
+      const error = apiErrorFromGraphQL(errors as GraphQLFormattedError[]);
+      return new Response(JSON.stringify(error), {
+        status: error.status,
+        headers: { 'content-type': 'application/json; charset=utf-8', [API_ERROR]: '1' },
+      });
     },
     openAPI: { info: { title: options.title, version: '1.0.0', description: options.description } },
   } as SofaConfig & { context: unknown });
@@ -132,12 +140,12 @@ export function createRestBridge(options: RestBridgeOptions) {
       if (match.kind === 'none') return void unknownEndpoint(req, res);
       if (match.kind === 'wrong-method') {
         res.setHeader('allow', match.allowed.join(', '));
-        res.status(405).json(restError(405, { code: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}; use ${match.allowed.join(' or ')}` }, String(req.id)));
+        fail(req, res, { status: 405, code: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}; use ${match.allowed.join(' or ')}` });
         return;
       }
       const problem = table.checkQuery(match.route, url.searchParams);
       if (problem) {
-        res.status(400).json(restError(400, { code: 'invalid_parameter', ...problem }, String(req.id)));
+        fail(req, res, { status: 400, code: 'invalid_parameter', ...problem });
         return;
       }
       if (raw.length) {
@@ -145,11 +153,11 @@ export function createRestBridge(options: RestBridgeOptions) {
         try {
           parsed = JSON.parse(raw.toString('utf8'));
         } catch {
-          res.status(400).json(restError(400, { code: 'invalid_json', message: 'The request body is not valid JSON' }, String(req.id)));
+          fail(req, res, { status: 400, code: 'invalid_json', message: 'The request body is not valid JSON' });
           return;
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          res.status(400).json(restError(400, { code: 'invalid_body', message: 'The request body must be a JSON object' }, String(req.id)));
+          fail(req, res, { status: 400, code: 'invalid_body', message: 'The request body must be a JSON object' });
           return;
         }
         const nullable = table.nullableArgs(match.route);
@@ -166,7 +174,7 @@ export function createRestBridge(options: RestBridgeOptions) {
       body: raw.length && req.method !== 'GET' && req.method !== 'HEAD' ? new Uint8Array(raw) : undefined,
     });
     const response = await router.fetch(request, { req, res, explicitNulls });
-    await send(response, req, res);
+    await send(response, req, res, options.errorFormat);
   };
 
   return (req: Request, res: ExpressResponse, next: NextFunction): void => {

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdge, listenEdge } from '../../gateway/index.js';
+import { loadConfig } from '../../platform/config.js';
 import { createLogger } from '../../platform/logger.js';
 import { openIdentityStore } from '../../platform/identity/index.js';
 import { IdentityService } from '../../platform/identity/identity.service.js';
@@ -15,6 +16,7 @@ import { createTestDatabase } from '../support/database.js';
 import { TEST_SECRET } from '../support/subgraph-harness.js';
 
 const logger = createLogger('silent');
+const defaults = loadConfig({ NODE_ENV: 'test', INTERNAL_SECRET: TEST_SECRET, DATA_DIR: '/tmp/platform-test-unused' });
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let identityOrm: MikroORM;
 const subgraphs: Subgraph[] = [];
@@ -52,7 +54,8 @@ beforeAll(async () => {
     identityOrm,
     logger,
     introspection: false,
-    restBases: { membership: '/api/v1' },
+    restBases: defaults.restBases,
+    rateLimits: defaults.rateLimits,
   });
   gateway = await listenEdge(edge, 0, '127.0.0.1');
   const identity = new IdentityService(identityOrm.em.fork());

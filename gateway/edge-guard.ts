@@ -1,0 +1,75 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { NextFunction, Request, Response } from 'express';
+import type { ApiKey } from '../platform/identity/api-key.entity.js';
+import { IdentityService } from '../platform/identity/identity.service.js';
+import { sendApiError } from '../rest-bridge/errors.js';
+import type { Principal } from '../subgraphs/shared/principal.js';
+import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
+import type { RateLimiter, WindowState } from './rate-limit/rate-limiter.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/** The window a client should watch: the one with the fewest requests left, the shorter on a tie. */
+function tightest(states: WindowState[]): WindowState | undefined {
+  return [...states].sort((a, b) => a.remaining - b.remaining || a.window.seconds - b.window.seconds)[0];
+}
+
+/** The breach to report: the one that lasts longest, since it is the one the client must wait out. */
+function worstBreach(states: WindowState[]): WindowState | undefined {
+  return states.filter((s) => s.exceeded).sort((a, b) => b.retryAfter - a.retryAfter)[0];
+}
+
+/**
+ * The edge's one pass over a request: authenticate the key as the interface's specification
+ * says, count the request once in its windows (by key, or by client address when there is no
+ * valid key, so guessing keys is limited too), answer with X-RateLimit-* headers, and refuse
+ * with the interface's own status, error name and body. Accepted requests get `req.principal`.
+ */
+export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    try {
+      let refusal: KeyRefusal | undefined;
+      let principal: Principal | undefined;
+      let key: ApiKey | undefined;
+      const secret = edge.credential(req);
+      if (!secret) {
+        refusal = 'missing';
+      } else {
+        const result = await new IdentityService(identityOrm.em.fork()).authenticate(secret);
+        if (!result.ok) refusal = result.reason;
+        else if (!edge.kinds(req).includes(result.principal.kind)) refusal = 'wrong_kind';
+        else ({ principal, key } = result);
+      }
+
+      const windows = edge.windows(principal, key);
+      const states = windows.length
+        ? await limiter.hit(principal ? `key:${principal.keyId}` : `ip:${req.ip}`, windows)
+        : [];
+      const shown = tightest(states);
+      if (shown) {
+        res.setHeader('X-RateLimit-Limit', String(shown.window.limit));
+        res.setHeader('X-RateLimit-Remaining', String(shown.remaining));
+        res.setHeader('X-RateLimit-Reset', String(shown.resetAt));
+      }
+      const breach = worstBreach(states);
+      const requestId = String(req.id);
+      if (breach) {
+        res.setHeader('Retry-After', String(breach.retryAfter));
+        sendApiError(res, edge.format, edge.exceeded(breach.window), requestId);
+        return;
+      }
+      if (refusal) {
+        sendApiError(res, edge.format, edge.refusal(refusal, req), requestId);
+        return;
+      }
+      req.principal = principal;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

@@ -1,0 +1,188 @@
+import type { Request } from 'express';
+import type { RateLimits } from '../platform/config.js';
+import { DEFAULT_TRACEROUTE_LIMITS } from '../platform/identity/identity.service.js';
+import {
+  membershipErrorFormat,
+  openAIErrorFormat,
+  STATUS_BY_CODE,
+  tracerouteErrorFormat,
+  type ApiError,
+  type ErrorFormat,
+} from '../rest-bridge/errors.js';
+import type { KeyKind, Principal } from '../subgraphs/shared/principal.js';
+import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
+import type { LimitWindow } from './rate-limit/rate-limiter.js';
+
+const MINUTE = 60;
+const HOUR = 3600;
+const DAY = 86400;
+
+/** `Authorization: Bearer <key>`. */
+export function bearerCredential(req: Request): string | undefined {
+  return req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+}
+
+/** The traceroute API's key: the X-API-Key header, or the api_key query parameter. */
+export function tracerouteCredential(req: Request): string | undefined {
+  const header = req.header('x-api-key')?.trim();
+  if (header) return header;
+  const query = req.query.api_key;
+  return typeof query === 'string' && query.trim() ? query.trim() : undefined;
+}
+
+/** Windows of a key counted per minute, by kind; traceroute keys by hour and day, with their own limits. */
+function windowsOf(limits: RateLimits, principal: Principal | undefined, key: { hourlyLimit?: number | null; dailyLimit?: number | null } | undefined): LimitWindow[] {
+  if (!principal) return [{ name: 'anonymous', seconds: MINUTE, limit: limits.anonymousPerMinute }];
+  switch (principal.kind) {
+    case 'live':
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.livePerMinute }];
+    case 'test':
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.testPerMinute }];
+    case 'traceroute':
+      return [
+        { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly },
+        { name: 'daily', seconds: DAY, limit: key?.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily },
+      ];
+    case 'text':
+    case 'image':
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.inferencePerMinute }];
+    case 'admin':
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.livePerMinute }];
+  }
+}
+
+const perMinuteBreach = (window: LimitWindow): ApiError => ({
+  status: 429,
+  code: 'rate_limit_exceeded',
+  message: `Rate limit exceeded: ${window.limit} requests per minute for this ${window.name === 'anonymous' ? 'client without a valid key' : 'key'}`,
+});
+
+const MEMBERSHIP_REFUSALS: Record<KeyRefusal, ApiError> = {
+  missing: { status: 401, code: 'missing_api_key', message: 'Authentication required: send "Authorization: Bearer <API key>"' },
+  invalid_key: { status: 401, code: 'invalid_api_key', message: 'The API key is not valid' },
+  key_disabled: { status: 401, code: 'api_key_disabled', message: 'The API key has been disabled' },
+  key_expired: { status: 401, code: 'api_key_expired', message: 'The API key has expired' },
+  wrong_kind: { status: 403, code: 'wrong_key_kind', message: 'This key cannot be used here; use a live or test key' },
+};
+
+/** The membership platform at /api/v1: live and test keys, per-minute limits, Stripe-like errors. */
+export function membershipInterface(limits: RateLimits): EdgeInterface {
+  return {
+    name: 'membership',
+    credential: bearerCredential,
+    kinds: () => ['live', 'test'],
+    refusal: (reason) => MEMBERSHIP_REFUSALS[reason],
+    windows: (principal, key) => windowsOf(limits, principal, key),
+    exceeded: perMinuteBreach,
+    format: membershipErrorFormat,
+  };
+}
+
+const GRAPHQL_CODE_BY_STATUS: Record<number, string> = Object.fromEntries(
+  Object.entries(STATUS_BY_CODE).map(([code, status]) => [status, code]),
+);
+
+/** GraphQL clients get the edge's errors as a GraphQL response: code in extensions, spec name as reason. */
+export const graphqlErrorFormat: ErrorFormat = (error) => ({
+  errors: [
+    {
+      message: error.message,
+      extensions: {
+        code: GRAPHQL_CODE_BY_STATUS[error.status] ?? 'BAD_REQUEST',
+        reason: error.code,
+        ...(error.param ? { param: error.param } : {}),
+      },
+    },
+  ],
+});
+
+/** /graphql: every key kind (each subgraph decides what a kind may see), each kind's own limits. */
+export function graphqlInterface(limits: RateLimits): EdgeInterface {
+  return {
+    name: 'graphql',
+    credential: bearerCredential,
+    kinds: () => ['live', 'test', 'text', 'image', 'traceroute', 'admin'],
+    refusal: (reason) => MEMBERSHIP_REFUSALS[reason],
+    windows: (principal, key) => windowsOf(limits, principal, key),
+    exceeded: (window) =>
+      window.name === 'hourly' || window.name === 'daily' ? TRACEROUTE_BREACH(window) : perMinuteBreach(window),
+    format: graphqlErrorFormat,
+  };
+}
+
+const TRACEROUTE_REFUSALS: Record<KeyRefusal, ApiError> = {
+  missing: { status: 401, code: 'api_key_required', message: 'An API key is required: send it in the X-API-Key header or the api_key query parameter' },
+  invalid_key: { status: 403, code: 'invalid_key', message: 'The API key was not found' },
+  // A key of another interface is, for this API, a key it does not know.
+  wrong_kind: { status: 403, code: 'invalid_key', message: 'The API key was not found' },
+  key_disabled: { status: 403, code: 'key_disabled', message: 'The API key has been deactivated' },
+  key_expired: { status: 403, code: 'key_expired', message: 'The API key is past its expiry date' },
+};
+
+const TRACEROUTE_BREACH = (window: LimitWindow): ApiError => ({
+  status: 429,
+  code: window.name === 'daily' ? 'rate_limit_daily' : window.name === 'hourly' ? 'rate_limit_hourly' : 'rate_limit_exceeded',
+  message:
+    window.name === 'daily' || window.name === 'hourly'
+      ? `The ${window.name} limit of ${window.limit} requests for this key is used up`
+      : `Rate limit exceeded: ${window.limit} requests per minute for a client without a valid key`,
+});
+
+/** The traceroute public API at /v1/public: traceroute keys in X-API-Key or api_key, hourly and daily limits. */
+export function tracerouteInterface(limits: RateLimits): EdgeInterface {
+  return {
+    name: 'traceroute',
+    credential: tracerouteCredential,
+    kinds: () => ['traceroute'],
+    refusal: (reason) => TRACEROUTE_REFUSALS[reason],
+    windows: (principal, key) => windowsOf(limits, principal, key),
+    exceeded: TRACEROUTE_BREACH,
+    format: tracerouteErrorFormat,
+  };
+}
+
+function openAIRefusal(reason: KeyRefusal, needed: KeyKind, req: Request): ApiError {
+  switch (reason) {
+    case 'missing':
+      return { status: 401, code: 'missing_api_key', message: "You didn't provide an API key. Send it as 'Authorization: Bearer <API key>'." };
+    case 'wrong_kind':
+      return { status: 403, code: 'wrong_key_kind', message: `This endpoint (${req.method} ${req.path}) needs ${needed === 'image' ? 'an image' : 'a text'} key.` };
+    default:
+      return { status: 401, code: 'invalid_api_key', message: 'Incorrect API key provided.' };
+  }
+}
+
+/** Service T at /inference/text: text keys only. */
+export function serviceTInterface(limits: RateLimits): EdgeInterface {
+  return {
+    name: 'service-t',
+    credential: bearerCredential,
+    kinds: () => ['text'],
+    refusal: (reason, req) => openAIRefusal(reason, 'text', req),
+    windows: (principal, key) => windowsOf(limits, principal, key),
+    exceeded: (window) => ({ ...perMinuteBreach(window), code: 'rate_limit_exceeded' }),
+    format: openAIErrorFormat,
+  };
+}
+
+/** Service I's text and chat endpoints, which take a text key; everything else there takes an image key. */
+const SERVICE_I_TEXT_PATHS = /^\/v1\/(chat\/completions|completions|tokenize|models)\/?$/;
+
+/** Which key kind a Service I path needs, from its path below the mount. */
+export function serviceIKind(pathBelowMount: string): KeyKind {
+  return SERVICE_I_TEXT_PATHS.test(pathBelowMount) ? 'text' : 'image';
+}
+
+/** Service I at /inference/image: image endpoints need an image key, text endpoints a text key. */
+export function serviceIInterface(limits: RateLimits, base: string): EdgeInterface {
+  const needed = (req: Request) => serviceIKind(req.path.slice(base.length) || '/');
+  return {
+    name: 'service-i',
+    credential: bearerCredential,
+    kinds: (req) => [needed(req)],
+    refusal: (reason, req) => openAIRefusal(reason, needed(req), req),
+    windows: (principal, key) => windowsOf(limits, principal, key),
+    exceeded: perMinuteBreach,
+    format: openAIErrorFormat,
+  };
+}

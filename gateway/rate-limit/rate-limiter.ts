@@ -1,0 +1,73 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+
+/** A fixed window: at most `limit` requests per `seconds`, counted under `name`. */
+export interface LimitWindow {
+  /** Names the window in counters and in the error a breach gives (e.g. `hourly`). */
+  name: string;
+  seconds: number;
+  limit: number;
+}
+
+export interface WindowState {
+  window: LimitWindow;
+  /** Requests counted in this window, this one included. */
+  count: number;
+  remaining: number;
+  /** Epoch seconds at which the window ends and the count starts again. */
+  resetAt: number;
+  /** Seconds until then, rounded up; what a 429's Retry-After says. */
+  retryAfter: number;
+  exceeded: boolean;
+}
+
+// Counters allow far more than any limit: the limit of each key is compared here, so keys
+// with their own limits (traceroute) share one counter store per window length.
+const COUNTER_CEILING = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Counts requests per key in fixed windows, atomically: in process by default, in Redis (one
+ * INCR-and-expire script per hit) when a client is given, so that all instances share one count.
+ * A Redis outage falls back to in-process counting rather than failing requests.
+ */
+export class RateLimiter {
+  private readonly counters = new Map<number, RateLimiterAbstract>();
+
+  constructor(private readonly redis?: Redis) {}
+
+  private counter(seconds: number): RateLimiterAbstract {
+    let counter = this.counters.get(seconds);
+    if (!counter) {
+      const memory = new RateLimiterMemory({ points: COUNTER_CEILING, duration: seconds, keyPrefix: `rl${seconds}` });
+      counter = this.redis
+        ? new RateLimiterRedis({
+            storeClient: this.redis,
+            points: COUNTER_CEILING,
+            duration: seconds,
+            keyPrefix: `rl${seconds}`,
+            insuranceLimiter: memory,
+          })
+        : memory;
+      this.counters.set(seconds, counter);
+    }
+    return counter;
+  }
+
+  /** Counts one request of `subject` in every window and reports each window's state. */
+  async hit(subject: string, windows: readonly LimitWindow[], now = Date.now()): Promise<WindowState[]> {
+    return Promise.all(
+      windows.map(async (window) => {
+        const result: RateLimiterRes = await this.counter(window.seconds).consume(`${window.name}:${subject}`, 1);
+        const resetAt = Math.ceil((now + result.msBeforeNext) / 1000);
+        return {
+          window,
+          count: result.consumedPoints,
+          remaining: Math.max(0, window.limit - result.consumedPoints),
+          resetAt,
+          retryAfter: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+          exceeded: result.consumedPoints > window.limit,
+        };
+      }),
+    );
+  }
+}
