@@ -1,4 +1,5 @@
-import { loadConfig } from '../../platform/config.js';
+import { loadConfig, type PlatformConfig } from '../../platform/config.js';
+import type { KeyKind } from '../../subgraphs/shared/principal.js';
 import { createLogger } from '../../platform/logger.js';
 import { openIdentityStore } from '../../platform/identity/index.js';
 import { IdentityService } from '../../platform/identity/identity.service.js';
@@ -9,29 +10,38 @@ import { TEST_SECRET } from './subgraph-harness.js';
 export interface TestPlatform extends RunningPlatform {
   databaseUrl: string;
   /** Issues a key straight in the key store, as the CLI would; returns its secret. */
-  issueKey(account: string, kind?: 'live' | 'test' | 'text' | 'image' | 'traceroute'): Promise<string>;
+  issueKey(account: string, kind?: KeyKind, limits?: { hourlyLimit?: number; dailyLimit?: number }): Promise<string>;
+  /** The key store, for disabling, expiring and listing keys in tests. */
+  identity(): IdentityService;
   /** fetch() against the gateway's public port, path relative to it (e.g. /api/v1/members). */
   request(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
   close(): Promise<void>;
 }
 
-/** The whole platform on free ports over a fresh database, as a client sees it. */
-export async function startTestPlatform(): Promise<TestPlatform> {
-  const db = await createTestDatabase();
-  const config = {
+/** The platform's configuration for tests: free ports, the test secret, and `overrides`. */
+export function testConfig(overrides: Partial<PlatformConfig> = {}): PlatformConfig {
+  return {
     ...loadConfig({ NODE_ENV: 'test', DATA_DIR: '/tmp/platform-test-unused', INTERNAL_SECRET: TEST_SECRET }),
     port: 0,
     host: '127.0.0.1',
     subgraphPorts: { membership: 0, marketplace: 0, inference: 0, traceroute: 0 },
+    ...overrides,
   };
+}
+
+/** The whole platform on free ports over a fresh database, as a client sees it. */
+export async function startTestPlatform(overrides: Partial<PlatformConfig> = {}): Promise<TestPlatform> {
+  const db = await createTestDatabase();
+  const config = testConfig(overrides);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const platform = await startPlatform(config, db.url, logger);
   const identityOrm = await openIdentityStore(db.url);
   return {
     ...platform,
     databaseUrl: db.url,
-    issueKey: async (account, kind = 'live') =>
-      (await new IdentityService(identityOrm.em.fork()).createKey({ account, kind })).secret,
+    issueKey: async (account, kind = 'live', limits = {}) =>
+      (await new IdentityService(identityOrm.em.fork()).createKey({ account, kind, ...limits })).secret,
+    identity: () => new IdentityService(identityOrm.em.fork()),
     request: (path, init = {}) => {
       const { key, json, headers, ...rest } = init;
       return fetch(platform.baseUrl + path, {
