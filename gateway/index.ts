@@ -22,6 +22,7 @@ import {
   type ErrorFormat,
 } from '../rest-bridge/errors.js';
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
+import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from './edge-context.js';
 import { edgeGuard } from './edge-guard.js';
 import {
@@ -91,12 +92,17 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
     apiSchema = loaded;
   });
+  // Depth, cost, aliases, tokens and directives capped; field suggestions hidden unless introspection is on.
+  const armor = graphqlArmor({ ...DEFAULT_ABUSE_LIMITS, blockFieldSuggestions: !options.introspection });
   const apollo = new ApolloServer<EdgeContext>({
     gateway,
     introspection: options.introspection,
     includeStacktraceInErrorResponses: false,
     formatError: withoutInternals,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer })],
+    validationRules: armor.validationRules,
+    parseOptions: armor.parseOptions,
+    allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ...armor.plugins],
     logger: options.logger,
   });
   await apollo.start();

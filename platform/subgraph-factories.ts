@@ -14,5 +14,5 @@ export const SUBGRAPH_FACTORIES: Record<
   membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: createMarketplaceSubgraph,
   inference: createInferenceSubgraph,
-  traceroute: createTracerouteSubgraph,
+  traceroute: (options) => createTracerouteSubgraph(options) as Promise<Subgraph>,
 };

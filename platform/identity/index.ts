@@ -3,17 +3,20 @@ import type { Logger } from 'pino';
 import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
 import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
+import { Migration20261122020000Idempotency } from './migrations/Migration20261122020000Idempotency.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
 export const identityOrmOptions = {
   schema: IDENTITY_SCHEMA,
-  entities: [Account, ApiKey],
+  entities: [Account, ApiKey, IdempotencyRecord],
   migrations: [
     { name: 'Migration20261122000000Identity', class: Migration20261122000000Identity },
     { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
+    { name: 'Migration20261122020000Idempotency', class: Migration20261122020000Idempotency },
   ],
 };
 

@@ -1,7 +1,7 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { parse, type GraphQLSchema } from 'graphql';
-import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
+import { buildSchema, createResolversMap, type BuildSchemaOptions } from './type-graphql.js';
 import { validateArguments } from './validation.js';
 
 /** Federation 2 link every subgraph declares; 2.5 is within what the pinned gateway supports. */

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
-import type { NonEmptyArray } from 'type-graphql';
+import type { NonEmptyArray } from './type-graphql.js';
 import { migrate, openOrm, type OrmOptions } from './orm.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';

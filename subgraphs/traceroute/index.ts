@@ -1,4 +1,6 @@
-import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
+import { withKeyStore, type KeyStoreContext, type KeyStoreSubgraphOptions } from '../shared/key-store.context.js';
+import { createSubgraph, type Subgraph, type SubgraphParts } from '../shared/subgraph.js';
+import { TracerouteKeyResolver } from './api-key/traceroute-key.resolver.js';
 import { tracerouteOrmOptions } from './mikro-orm.config.js';
 import { traceReference } from './trace/trace.reference.js';
 import { TraceResolver } from './trace/trace.resolver.js';
@@ -7,11 +9,11 @@ import { TraceResolver } from './trace/trace.resolver.js';
 export const tracerouteParts: SubgraphParts = {
   name: 'traceroute',
   orm: tracerouteOrmOptions,
-  resolvers: [TraceResolver],
+  resolvers: [TraceResolver, TracerouteKeyResolver],
   references: { Trace: traceReference },
 };
 
-/** Builds the traceroute subgraph (public traceroute measurements) and migrates its schema. */
-export function createTracerouteSubgraph(options: SubgraphOptions): Promise<Subgraph> {
-  return createSubgraph(tracerouteParts, options);
+/** Builds the traceroute subgraph (public traceroute measurements, its key admin area) and migrates its schema. */
+export function createTracerouteSubgraph(options: KeyStoreSubgraphOptions): Promise<Subgraph<KeyStoreContext>> {
+  return createSubgraph(tracerouteParts, options, withKeyStore(options.identityOrm));
 }

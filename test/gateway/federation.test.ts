@@ -44,7 +44,7 @@ beforeAll(async () => {
     await createMembershipSubgraph({ ...options, identityOrm, onQuery: (sql) => membershipSql.push(sql) }),
     await createMarketplaceSubgraph(options),
     await createInferenceSubgraph(options),
-    await createTracerouteSubgraph(options),
+    await createTracerouteSubgraph({ ...options, identityOrm }),
   );
   for (const subgraph of subgraphs) services.push(await serveSubgraph(subgraph, { port: 0, logger }));
   const edge = await createEdge({

@@ -1,4 +1,4 @@
-import { registerEnumType } from 'type-graphql';
+import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** What a provider serves, in the specification's own words for Service T and Service I. */
 export enum ProviderKind {

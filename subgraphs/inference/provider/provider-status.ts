@@ -1,4 +1,4 @@
-import { registerEnumType } from 'type-graphql';
+import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** Whether the gateway can route requests to a provider right now. */
 export enum ProviderStatus {

@@ -1,6 +1,6 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 import { ProviderKind } from './provider-kind.js';
 import { ProviderStatus } from './provider-status.js';
 

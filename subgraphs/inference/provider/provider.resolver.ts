@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { Provider } from './provider.entity.js';
 import { ProviderService } from './provider.service.js';

@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from '../../shared/type-graphql.js';
 import { JobPosting } from './job-posting.entity.js';
 
 /** One page of job postings, newest first, with the cursor of the next page. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from 'graphql-scalars';
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../shared/principal.js';
 
 /** A job posted on the account's job board by one of its members. */

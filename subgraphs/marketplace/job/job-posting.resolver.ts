@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { MemberType } from '../member/member.type.js';
 import { JobPosting } from './job-posting.entity.js';

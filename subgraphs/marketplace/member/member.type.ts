@@ -1,4 +1,4 @@
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 
 /** The membership subgraph's Member, referenced by id; its fields are resolved there. */
 @ObjectType('Member')

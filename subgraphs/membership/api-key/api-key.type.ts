@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, ObjectType, registerEnumType } from '../../shared/type-graphql.js';
 import { DateTimeResolver } from 'graphql-scalars';
 
 export enum MembershipKeyKind {

@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from '../../shared/type-graphql.js';
 import { ApiKeyType } from './api-key.type.js';
 
 /** A key just issued: the only time its secret is ever shown. */

@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ID, ObjectType } from '../../shared/type-graphql.js';
 
 /** What a delete answers: the member is archived, not erased (its finance records stay). */
 @ObjectType()

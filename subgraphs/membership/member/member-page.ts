@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from '../../shared/type-graphql.js';
 import { Member } from './member.entity.js';
 
 /** One page of members, newest first, with the cursor of the next page. */

@@ -1,4 +1,4 @@
-import { registerEnumType } from 'type-graphql';
+import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** Where a member stands. Active and lapsed follow from the period; later states join them. */
 export enum MemberStatus {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 import { DateTimeResolver, LocalDateResolver } from 'graphql-scalars';
 import type { Mode } from '../../shared/principal.js';
 import { MemberStatus, memberStatusOn } from './member-status.js';

@@ -1,5 +1,5 @@
 import { IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
-import { ArgsType, Field, ID, Int } from 'type-graphql';
+import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
 import { LocalDateResolver } from 'graphql-scalars';
 import { MemberStatus } from './member-status.js';
 import { MAX_PAGE_SIZE } from '../../shared/pagination.js';

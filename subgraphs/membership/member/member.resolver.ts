@@ -1,4 +1,4 @@
-import { Args, Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Args, Arg, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { DeletedMember } from './deleted-member.js';
 import { Member } from './member.entity.js';

@@ -1,4 +1,4 @@
-import { registerEnumType } from 'type-graphql';
+import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** Which way a traceroute crosses the national border or the ISPs inside it. */
 export enum TraceDirection {

@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from '../../shared/type-graphql.js';
 import { Trace } from './trace.entity.js';
 
 /** One page of traces, most recently measured first, with the cursor of the next page. */

@@ -1,4 +1,4 @@
-import { registerEnumType } from 'type-graphql';
+import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** Whether the measurement reached its target. */
 export enum TraceStatus {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Opt } from '@mikro-orm/core';
 import { Check, Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from 'graphql-scalars';
-import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, Float, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
 import { TraceStatus } from './trace-status.js';
 

@@ -1,5 +1,5 @@
 import { IsOptional, Max, Min } from 'class-validator';
-import { ArgsType, Field, Int } from 'type-graphql';
+import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
 import { TraceStatus } from './trace-status.js';
 

@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { Trace } from './trace.entity.js';
 import { TracesArgs } from './trace.inputs.js';

@@ -108,6 +108,6 @@ describe('providers', () => {
 
 describe('schema', () => {
   it('has migrations that match the entities exactly', async () => {
-    expect(await subgraph.orm.schema.getUpdateSchemaSQL({ wrap: false })).toBe('');
+    expect(await subgraph.orm.schema.getUpdateSchemaSQL({ wrap: false, schema: subgraph.orm.config.get('schema') })).toBe('');
   });
 });

@@ -1,3 +1,5 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { openIdentityStore } from '../../../platform/identity/index.js';
 import { randomUUID } from 'node:crypto';
 import { CheckConstraintViolationException } from '@mikro-orm/core';
 import type { ExecutionResult } from 'graphql';
@@ -11,6 +13,7 @@ import { createTestDatabase } from '../../support/database.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let identityOrm: MikroORM;
 let subgraph: Subgraph;
 const statements: string[] = [];
 
@@ -80,9 +83,11 @@ async function readAllPages(variables: Record<string, unknown>): Promise<{ ids: 
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  identityOrm = await openIdentityStore(db.url);
   subgraph = await createTracerouteSubgraph({
     databaseUrl: db.url,
     internalSecret: TEST_SECRET,
+    identityOrm,
     onQuery: (sql) => statements.push(sql),
   });
   await new TraceService(subgraph.orm.em.fork()).record(SEED);
@@ -90,6 +95,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await subgraph?.close();
+  await identityOrm?.close(true);
   await db?.drop();
 });
 
@@ -241,6 +247,6 @@ describe('record', () => {
 
 describe('schema', () => {
   it('has migrations that match the entities exactly', async () => {
-    expect(await subgraph.orm.schema.getUpdateSchemaSQL({ wrap: false })).toBe('');
+    expect(await subgraph.orm.schema.getUpdateSchemaSQL({ wrap: false, schema: subgraph.orm.config.get('schema') })).toBe('');
   });
 });
