@@ -118,6 +118,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/health' },
+      // The traceroute API takes keys in the query string: they must not reach the log.
+      serializers: { req: (req: { url?: string }) => ({ ...req, url: withoutApiKey(req.url) }) },
     }),
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
@@ -208,6 +210,11 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await redis?.quit();
     },
   };
+}
+
+/** The URL with the value of any api_key query parameter replaced. */
+export function withoutApiKey(url: string | undefined): string | undefined {
+  return url?.replace(/([?&]api_key=)[^&#]*/gi, '$1[redacted]');
 }
 
 function under(path: string, base: string): boolean {

@@ -1,7 +1,7 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 /** One structured logger per process; services take children of it named after themselves. */
-export function createLogger(level: string, name = 'platform'): Logger {
+export function createLogger(level: string, name = 'platform', destination?: DestinationStream): Logger {
   return pino({
     name,
     level,
@@ -10,5 +10,5 @@ export function createLogger(level: string, name = 'platform'): Logger {
       paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-platform-principal"]', 'req.query.api_key'],
       censor: '[redacted]',
     },
-  });
+  }, destination);
 }

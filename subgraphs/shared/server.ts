@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
@@ -58,7 +59,14 @@ export async function serveSubgraph(
     logger: options.logger,
   });
   await apollo.start();
-  app.use(pinoHttp({ logger: options.logger, autoLogging: { ignore: (req) => req.url === '/health' } }));
+  app.use(
+    pinoHttp({
+      logger: options.logger,
+      // The gateway forwards its request id, so one client request can be followed across services.
+      genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : randomUUID()),
+      autoLogging: { ignore: (req) => req.url === '/health' },
+    }),
+  );
   app.get('/health', async (_req, res) => {
     try {
       await subgraph.orm.em.getConnection().execute('select 1');

@@ -1,5 +1,6 @@
 import { loadConfig, type PlatformConfig } from '../../platform/config.js';
 import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import type { DestinationStream } from 'pino';
 import { createLogger } from '../../platform/logger.js';
 import { openIdentityStore } from '../../platform/identity/index.js';
 import { IdentityService } from '../../platform/identity/identity.service.js';
@@ -30,10 +31,13 @@ export function testConfig(overrides: Partial<PlatformConfig> = {}): PlatformCon
 }
 
 /** The whole platform on free ports over a fresh database, as a client sees it. */
-export async function startTestPlatform(overrides: Partial<PlatformConfig> = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  overrides: Partial<PlatformConfig> = {},
+  log: { level?: string; destination?: DestinationStream } = {},
+): Promise<TestPlatform> {
   const db = await createTestDatabase();
   const config = testConfig(overrides);
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const logger = createLogger(log.level ?? process.env.TEST_LOG_LEVEL ?? 'silent', 'platform', log.destination);
   const platform = await startPlatform(config, db.url, logger);
   const identityOrm = await openIdentityStore(db.url);
   return {
