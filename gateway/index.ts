@@ -24,6 +24,7 @@ import {
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from './edge-context.js';
+import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
 import { edgeGuard } from './edge-guard.js';
 import {
   graphqlErrorFormat,
@@ -147,6 +148,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   mount(
     bases.membership,
     guard(membershipInterface(rateLimits)),
+    idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat) }),
     createRestBridge({
       basePath: bases.membership,
       schema: apiSchema,
@@ -182,6 +184,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   app.use(
     '/graphql',
     guard(graphqlInterface(rateLimits)),
+    idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
       context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
