@@ -25,6 +25,7 @@ import { listen, type RunningService } from '../subgraphs/shared/server.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from './edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
+import { operationResolutionPlugin } from './operation-resolution.plugin.js';
 import { edgeGuard } from './edge-guard.js';
 import {
   graphqlErrorFormat,
@@ -103,7 +104,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ...armor.plugins],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), operationResolutionPlugin, ...armor.plugins],
     logger: options.logger,
   });
   await apollo.start();

@@ -134,9 +134,17 @@ export function createRestBridge(options: RestBridgeOptions) {
   const handle = async (req: Request, res: ExpressResponse): Promise<void> => {
     const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const url = new URL(req.originalUrl, `http://${req.headers.host ?? 'localhost'}`);
+    // `/members/` is `/members`: the route table allows the slash, sofa's router does not.
+    if (url.pathname.length > 1 && url.pathname.endsWith('/')) url.pathname = url.pathname.replace(/\/+$/, '');
     let explicitNulls = new Set<string>();
-    if (!documentation.has(req.path)) {
-      const match = table.match(req.method, req.path);
+    if (documentation.has(url.pathname)) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.setHeader('allow', 'GET');
+        fail(req, res, { status: 405, code: 'method_not_allowed', message: `${req.method} is not allowed on ${url.pathname}; use GET` });
+        return;
+      }
+    } else {
+      const match = table.match(req.method, url.pathname);
       if (match.kind === 'none') return void unknownEndpoint(req, res);
       if (match.kind === 'wrong-method') {
         res.setHeader('allow', match.allowed.join(', '));
@@ -173,7 +181,9 @@ export function createRestBridge(options: RestBridgeOptions) {
       headers,
       body: raw.length && req.method !== 'GET' && req.method !== 'HEAD' ? new Uint8Array(raw) : undefined,
     });
-    const response = await router.fetch(request, { req, res, explicitNulls });
+    const response = (await router.fetch(request, { req, res, explicitNulls })) as globalThis.Response | undefined;
+    // Every request that gets here has a route; should sofa's router still answer nothing, say so.
+    if (!response) return void unknownEndpoint(req, res);
     await send(response, req, res, options.errorFormat);
   };
 

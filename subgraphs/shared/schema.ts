@@ -2,6 +2,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { parse, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from './type-graphql.js';
+import { rejectNulCharacters } from './reject-nul.middleware.js';
 import { validateArguments } from './validation.js';
 
 /** Federation 2 link every subgraph declares; 2.5 is within what the pinned gateway supports. */
@@ -20,7 +21,12 @@ export async function buildFederatedSchema(
   options: Omit<BuildSchemaOptions, 'skipCheck'>,
   referenceResolvers: Record<string, { __resolveReference: (...args: never[]) => unknown }> = {},
 ): Promise<GraphQLSchema> {
-  const schema = await buildSchema({ validateFn: validateArguments, ...options, skipCheck: true });
+  const schema = await buildSchema({
+    validateFn: validateArguments,
+    globalMiddlewares: [rejectNulCharacters],
+    ...options,
+    skipCheck: true,
+  });
   const resolvers = createResolversMap(schema) as Record<string, Record<string, unknown>>;
   for (const [typeName, reference] of Object.entries(referenceResolvers)) {
     resolvers[typeName] = { ...resolvers[typeName], ...reference };

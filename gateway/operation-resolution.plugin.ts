@@ -1,0 +1,22 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError } from 'graphql';
+
+/**
+ * A document without the operation a request names (or with several and no name) is the
+ * client's mistake: answer 400 here, before the gateway's executor turns it into a 500.
+ */
+export const operationResolutionPlugin: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        if (operation) return;
+        throw new GraphQLError(
+          request.operationName
+            ? `The document has no operation named "${request.operationName}"`
+            : 'The document has several operations: name the one to run in operationName',
+          { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } },
+        );
+      },
+    };
+  },
+};
