@@ -51,6 +51,8 @@ export interface EdgeOptions {
   rateLimits: RateLimits;
   /** Shared rate-limit counters; in-process counting when unset. */
   redisUrl?: string;
+  /** Counts nothing and sends no X-RateLimit headers: for benchmarks that measure the limiter. */
+  limitsOff?: boolean;
 }
 
 export interface Edge {
@@ -126,9 +128,10 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
 
-  const redis = options.redisUrl ? await connectRedis(options.redisUrl) : undefined;
+  const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const limiter = new RateLimiter(redis);
-  const guard = (edge: Parameters<typeof edgeGuard>[2]) => edgeGuard(options.identityOrm, limiter, edge);
+  const guard = (edge: Parameters<typeof edgeGuard>[2]) =>
+    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge);
   const { restBases: bases, rateLimits } = options;
   // Which interface's error body a failure at `path` is answered in.
   const formats: [string, ErrorFormat][] = [
@@ -241,8 +244,10 @@ function openAINotFound(req: Request, res: Response): void {
 }
 
 /** Connects to Redis and waits until it answers, so a wrong REDIS_URL fails the start, not requests. */
-async function connectRedis(url: string): Promise<Redis> {
+async function connectRedis(url: string, logger: Logger): Promise<Redis> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  // ioredis reconnects by itself; an outage is logged, and counting falls back to in process.
+  redis.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is unreachable; counting in process'));
   try {
     await redis.connect();
     await redis.ping();

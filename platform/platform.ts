@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { createEdge, listenEdge } from '../gateway/index.js';
+import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
@@ -20,8 +20,10 @@ export async function startEdgeService(
   identityOrm: MikroORM,
   subgraphUrls: Record<string, string>,
   logger: Logger,
+  extra: Pick<EdgeOptions, 'limitsOff'> = {},
 ): Promise<RunningService> {
   const edge = await createEdge({
+    ...extra,
     supergraphSdl: readSupergraph(),
     subgraphUrls,
     internalSecret: config.internalSecret,

@@ -46,6 +46,8 @@ export class RateLimiter {
             duration: seconds,
             keyPrefix: `rl${seconds}`,
             insuranceLimiter: memory,
+            // While Redis is away, count in process at once instead of waiting on reconnects.
+            rejectIfRedisNotReady: true,
           })
         : memory;
       this.counters.set(seconds, counter);
