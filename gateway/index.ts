@@ -36,6 +36,8 @@ import {
   tracerouteInterface,
 } from './edge-interfaces.js';
 import { RateLimiter } from './rate-limit/rate-limiter.js';
+import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
+import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websocket-server.js';
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
 
@@ -53,6 +55,7 @@ export interface EdgeOptions {
   redisUrl?: string;
   /** Counts nothing and sends no X-RateLimit headers: for benchmarks that measure the limiter. */
   limitsOff?: boolean;
+  subscriptionLimits: SubscriptionLimits;
 }
 
 export interface Edge {
@@ -195,6 +198,27 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     }),
   );
 
+  // graphql-ws on the same path: queries and mutations go to the Apollo server, subscriptions
+  // are planned and completed across subgraphs per event.
+  const websockets = serveWebSockets({
+    httpServer,
+    apollo,
+    executor: new SubscriptionExecutor(
+      options.supergraphSdl,
+      Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret)])),
+      options.logger,
+    ),
+    identityOrm: options.identityOrm,
+    limiter,
+    edge: graphqlInterface(rateLimits),
+    subgraphUrls: options.subgraphUrls,
+    internalSecret: options.internalSecret,
+    validationRules: armor.validationRules,
+    maxTokens: armor.parseOptions.maxTokens ?? DEFAULT_ABUSE_LIMITS.maxTokens,
+    limits: options.subscriptionLimits,
+    logger: options.logger,
+  });
+
   app.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
     // Body-parser failures carry their status (400 bad JSON, 413 too large); anything else is ours.
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
@@ -213,6 +237,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     apollo,
     apiSchema,
     stop: async () => {
+      // Sockets first (closed with 1001, going away), then the HTTP drain.
+      await websockets.dispose();
       await apollo.stop();
       await redis?.quit();
     },

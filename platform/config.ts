@@ -44,8 +44,10 @@ export interface PlatformConfig {
   restBases: RestBases;
   /** Requests per minute per key (membership keys and inference keys) and per client address without a valid key. */
   rateLimits: RateLimits;
-  /** Shared rate-limit counters (and, later, subscriptions) across instances; in-process when unset. */
+  /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;
+  /** Caps on graphql-ws subscriptions at the gateway, and its keep-alive ping interval. */
+  subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number };
   introspection: boolean;
 }
 
@@ -123,6 +125,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       anonymousPerMinute: countFromEnv(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 1000),
     },
     redisUrl: env.REDIS_URL || undefined,
+    subscriptions: {
+      perSocket: countFromEnv(env, 'SUBSCRIPTIONS_PER_SOCKET', 100),
+      perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),
+      keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
+    },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };
 }

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
+import { createPlatformPubSub, type PlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from './identity/index.js';
@@ -33,6 +34,7 @@ export async function startEdgeService(
     restBases: config.restBases,
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
+    subscriptionLimits: config.subscriptions,
   });
   try {
     return await listenEdge(edge, config.port, config.host);
@@ -49,9 +51,10 @@ export async function startSubgraphService(
   databaseUrl: string,
   identityOrm: MikroORM,
   logger: Logger,
+  pubsub: PlatformPubSub,
 ): Promise<RunningService & { close(): Promise<void> }> {
   const child = logger.child({ service: name });
-  const subgraph = await SUBGRAPH_FACTORIES[name]({ databaseUrl, internalSecret: config.internalSecret, identityOrm, logger: child });
+  const subgraph = await SUBGRAPH_FACTORIES[name]({ databaseUrl, internalSecret: config.internalSecret, identityOrm, logger: child, pubsub });
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], logger: child });
     return {
@@ -81,9 +84,13 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   try {
     const identityOrm: MikroORM = await openIdentityStore(databaseUrl, logger.child({ service: 'identity' }));
     stops.push(() => identityOrm.close());
+    // One event bus for the process's subgraphs: Redis-backed with REDIS_URL, so that events
+    // reach subscribers connected to other instances.
+    const pubsub = createPlatformPubSub(config.redisUrl);
+    stops.push(() => pubsub.close());
     const subgraphUrls = {} as Record<SubgraphName, string>;
     for (const name of SUBGRAPH_NAMES) {
-      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger);
+      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger, pubsub);
       stops.push(service.close);
       subgraphUrls[name] = service.url;
     }

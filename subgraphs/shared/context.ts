@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from './principal.js';
+import type { PlatformPubSub } from './pubsub.js';
 
 /** What every resolver of every subgraph receives: who is asking, and a request-scoped EntityManager. */
 export interface SubgraphContext {
@@ -7,6 +8,8 @@ export interface SubgraphContext {
   em: EntityManager;
   /** Per-request memo for DataLoaders, keyed by loader name, so batching spans one request only. */
   loaders: Map<string, unknown>;
+  /** Where changes are published (after their commit) and subscriptions listen. */
+  pubsub: PlatformPubSub;
 }
 
 /** Returns the request's loader named `name`, creating it on first use. */

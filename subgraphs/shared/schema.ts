@@ -14,6 +14,20 @@ const FEDERATION_LINK = `
 `;
 
 /**
+ * type-graphql insists on a PubSub when a schema has subscriptions, and keeps it in a
+ * process-wide static. Ours subscribe through the request context's pubsub (`subscribe` option),
+ * so each subgraph instance uses its own bus; this one only refuses to be used.
+ */
+const CONTEXT_PUBSUB_ONLY = {
+  publish: () => {
+    throw new Error('Publish through the request context (ctx.pubsub), not type-graphql');
+  },
+  subscribe: () => {
+    throw new Error('Subscribe with the `subscribe` option and ctx.pubsub, not type-graphql topics');
+  },
+};
+
+/**
  * Builds a type-graphql schema and turns it into an Apollo subgraph schema: type-graphql's
  * resolvers are kept, and the entity reference resolvers are merged in.
  */
@@ -24,6 +38,7 @@ export async function buildFederatedSchema(
   const schema = await buildSchema({
     validateFn: validateArguments,
     globalMiddlewares: [rejectNulCharacters],
+    pubSub: CONTEXT_PUBSUB_ONLY,
     ...options,
     skipCheck: true,
   });

@@ -9,7 +9,9 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { SubgraphContext } from './context.js';
-import { PRINCIPAL_HEADER } from './principal.js';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { PRINCIPAL_HEADER, type Principal } from './principal.js';
 import type { Subgraph } from './subgraph.js';
 
 export interface RunningService {
@@ -82,12 +84,34 @@ export async function serveSubgraph(
       context: async ({ req }) => subgraph.createContext(req.header(PRINCIPAL_HEADER)),
     }),
   );
+  // Subscriptions (and any operation) over graphql-ws on the same path. The gateway signs the
+  // principal into connectionParams; it is verified once, when the socket opens.
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const principals = new WeakMap<object, Principal>();
+  const ws = useServer(
+    {
+      schema: subgraph.schema,
+      onConnect: (ctx) => {
+        try {
+          principals.set(ctx.extra.socket, subgraph.verify(ctx.connectionParams?.[PRINCIPAL_HEADER] as string | undefined));
+          return true;
+        } catch {
+          ctx.extra.socket.close(4401, 'Unauthorized: this service is reached only through the platform edge');
+          return false;
+        }
+      },
+      context: (ctx) => subgraph.contextFor(principals.get(ctx.extra.socket)!),
+    },
+    wsServer,
+  );
+
   const port = await listen(httpServer, options.port, host, `The ${subgraph.name} subgraph`);
   return {
     name: subgraph.name,
     port,
     url: `http://${host}:${port}/graphql`,
     stop: async () => {
+      await ws.dispose();
       await apollo.stop();
     },
   };

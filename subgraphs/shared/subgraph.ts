@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { NonEmptyArray } from './type-graphql.js';
 import { migrate, openOrm, type OrmOptions } from './orm.js';
+import { createPlatformPubSub, type PlatformPubSub } from './pubsub.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
 import { UnauthenticatedError, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
@@ -12,37 +13,50 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
   name: string;
   schema: GraphQLSchema;
   orm: MikroORM;
+  pubsub: PlatformPubSub;
   /** Verifies the edge's signed principal header and forks an EntityManager for the request. */
   createContext(principalHeader: string | undefined): C;
+  /** Verifies a signed principal header (websocket connections do this once, when they open). */
+  verify(principalHeader: string | undefined): Principal;
+  /** A request's context for an already verified principal. */
+  contextFor(principal: Principal): C;
   close(): Promise<void>;
 }
 
-/** The context factory every subgraph shares: no valid signature, no context. */
+/** Refused principals, answered by Apollo Server with the status in `http`. */
+function refusal(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN', status: 401 | 403, reason?: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...(reason ? { reason } : {}), http: { status } } });
+}
+
+/**
+ * The context factories every subgraph shares: from a signed header (HTTP; no valid signature,
+ * no context) or from a principal already verified when a websocket connected.
+ */
 export function contextFactory<C extends SubgraphContext = SubgraphContext>(
   orm: MikroORM,
   internalSecret: string,
+  pubsub: PlatformPubSub,
   extend: (base: SubgraphContext) => C = (base) => base as C,
   kinds?: readonly KeyKind[],
 ) {
-  return (principalHeader: string | undefined): C => {
-    let principal: Principal;
+  const contextFor = (principal: Principal): C => {
+    if (kinds && !kinds.includes(principal.kind)) {
+      throw refusal(`A ${principal.kind} key has no access to this data`, 'FORBIDDEN', 403, 'wrong_key_kind');
+    }
+    return extend({ principal, em: orm.em.fork(), loaders: new Map(), pubsub });
+  };
+  const verify = (principalHeader: string | undefined): Principal => {
     try {
-      principal = verifyPrincipal(principalHeader, internalSecret);
+      return verifyPrincipal(principalHeader, internalSecret);
     } catch (error) {
-      if (error instanceof UnauthenticatedError) {
-        // Apollo Server answers a context failure with this status instead of 500.
-        throw new GraphQLError(error.message, {
-          extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
-        });
-      }
+      if (error instanceof UnauthenticatedError) throw refusal(error.message, 'UNAUTHENTICATED', 401);
       throw error;
     }
-    if (kinds && !kinds.includes(principal.kind)) {
-      throw new GraphQLError(`A ${principal.kind} key has no access to this data`, {
-        extensions: { code: 'FORBIDDEN', reason: 'wrong_key_kind', http: { status: 403 } },
-      });
-    }
-    return extend({ principal, em: orm.em.fork(), loaders: new Map() });
+  };
+  return {
+    verify,
+    contextFor,
+    createContext: (principalHeader: string | undefined): C => contextFor(verify(principalHeader)),
   };
 }
 
@@ -52,6 +66,8 @@ export interface SubgraphOptions {
   internalSecret: string;
   logger?: Logger;
   onQuery?: (sql: string) => void;
+  /** Shared by the process's subgraphs (Redis-backed with REDIS_URL); one of its own when absent. */
+  pubsub?: PlatformPubSub;
 }
 
 /** What defines a subgraph: its name, its ORM's entities and migrations, its resolvers. */
@@ -84,17 +100,23 @@ export async function createSubgraph<C extends SubgraphContext = SubgraphContext
     onQuery: options.onQuery,
     ...parts.orm,
   });
+  const pubsub = options.pubsub ?? createPlatformPubSub();
+  const closeAll = async () => {
+    await orm.close();
+    if (!options.pubsub) await pubsub.close();
+  };
   try {
     await migrate(orm, options.databaseUrl, parts.orm.schema);
     return {
       name: parts.name,
       schema: await buildPartsSchema(parts),
       orm,
-      createContext: contextFactory<C>(orm, options.internalSecret, extendContext, parts.kinds),
-      close: () => orm.close(),
+      pubsub,
+      ...contextFactory<C>(orm, options.internalSecret, pubsub, extendContext, parts.kinds),
+      close: closeAll,
     };
   } catch (error) {
-    await orm.close();
+    await closeAll();
     throw error;
   }
 }

@@ -56,6 +56,7 @@ beforeAll(async () => {
     introspection: false,
     restBases: defaults.restBases,
     rateLimits: defaults.rateLimits,
+    subscriptionLimits: defaults.subscriptions,
   });
   gateway = await listenEdge(edge, 0, '127.0.0.1');
   const identity = new IdentityService(identityOrm.em.fork());

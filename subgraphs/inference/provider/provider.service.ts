@@ -1,5 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../../shared/errors.js';
+import type { Principal } from '../../shared/principal.js';
+import type { PlatformPubSub } from '../../shared/pubsub.js';
 import { Provider } from './provider.entity.js';
+import type { ProviderStatus } from './provider-status.js';
+
+/** Where provider status changes are published: one topic, providers are platform-wide. */
+export const PROVIDER_STATUS_TOPIC = 'inference:provider-status';
 
 /** The providers the gateway fronts; visible to every principal alike. */
 export class ProviderService {
@@ -11,6 +18,20 @@ export class ProviderService {
 
   find(id: string): Promise<Provider | null> {
     return this.em.findOne(Provider, { id });
+  }
+
+  /**
+   * Sets a provider's status (an operator's action: admin keys only) and publishes the change
+   * after the commit, for live status subscribers.
+   */
+  async setStatus(principal: Principal, pubsub: PlatformPubSub, id: string, status: ProviderStatus): Promise<Provider> {
+    if (principal.kind !== 'admin') throw new DomainError('FORBIDDEN', 'Only an admin key may set a provider status', { reason: 'admin_only' });
+    const provider = await this.find(id);
+    if (!provider) throw new DomainError('NOT_FOUND', `No provider with id "${id}"`, { param: 'id', reason: 'provider_not_found' });
+    provider.status = status;
+    await this.em.flush();
+    pubsub.publish(PROVIDER_STATUS_TOPIC, { id: provider.id });
+    return provider;
   }
 
   /** Many providers in one statement, in the order of `ids` (null where unknown). */

@@ -32,6 +32,21 @@ export class JobPostingService {
     return ids.map((id) => byId.get(id) ?? null);
   }
 
+  /** The postings of each poster in `posterIds` (newest first, at most 100 each), in one statement. */
+  async byPosters(posterIds: readonly string[]): Promise<JobPosting[][]> {
+    const valid = posterIds.filter((id) => UUID.test(id));
+    const rows = valid.length
+      ? await this.em.find(JobPosting, { postedById: { $in: valid }, ...this.scope }, { orderBy: { createdAt: 'desc', id: 'desc' } })
+      : [];
+    const byPoster = new Map<string, JobPosting[]>();
+    for (const row of rows) {
+      const list = byPoster.get(row.postedById) ?? [];
+      if (list.length < 100) list.push(row);
+      byPoster.set(row.postedById, list);
+    }
+    return posterIds.map((id) => byPoster.get(id) ?? []);
+  }
+
   async create(args: CreateJobPostingArgs): Promise<JobPosting> {
     const posting = this.em.create(JobPosting, {
       ...this.scope,

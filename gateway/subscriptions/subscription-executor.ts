@@ -1,0 +1,90 @@
+import {
+  buildOperationContext,
+  executeQueryPlan,
+  type GraphQLDataSource,
+  type ServiceMap,
+} from '@apollo/gateway';
+import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
+import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { Logger } from 'pino';
+import type { EdgeContext } from '../edge-context.js';
+
+/** The pseudo-service that answers a subscription's primary fetch with the event just received. */
+const EVENT_SERVICE = '__event__';
+
+export interface PlannedSubscription {
+  /** The fetch to open on the owning subgraph (its operation text and variables to send). */
+  primary: FetchNode;
+  /** Resolves one event into the client's result: the rest of the plan run per event. */
+  resolveEvent(event: ExecutionResult, context: EdgeContext, variables: Record<string, unknown>): Promise<ExecutionResult>;
+}
+
+/**
+ * Plans subscriptions with the gateway's own query planner over the committed supergraph, and
+ * completes each event by running `Sequence[primary answered by the event, rest]` through the
+ * gateway's executeQueryPlan: fields owned by other subgraphs are fetched per event, with the
+ * subscriber's signed principal, and aliases come out as the client asked.
+ */
+export class SubscriptionExecutor {
+  private readonly supergraph: Supergraph;
+  private readonly supergraphSchema: GraphQLSchema;
+  private readonly apiSchema: ReturnType<Supergraph['apiSchema']>;
+  /** The API schema graphql-ws validates client documents against. */
+  readonly schema: GraphQLSchema;
+  private readonly planner: QueryPlanner;
+
+  constructor(
+    supergraphSdl: string,
+    private readonly services: Record<string, GraphQLDataSource<EdgeContext>>,
+    private readonly logger: Logger,
+  ) {
+    this.supergraph = Supergraph.build(supergraphSdl);
+    this.supergraphSchema = this.supergraph.schema.toGraphQLJSSchema();
+    this.apiSchema = this.supergraph.apiSchema();
+    this.schema = this.apiSchema.toGraphQLJSSchema();
+    this.planner = new QueryPlanner(this.supergraph);
+  }
+
+  /** Plans a subscription operation; throws when the document has no subscription to plan. */
+  plan(document: DocumentNode, operationName: string | undefined): PlannedSubscription {
+    const operation = operationFromDocument(this.apiSchema, document, { operationName });
+    const plan = this.planner.buildQueryPlan(operation);
+    if (plan.node?.kind !== 'Subscription') throw new Error('The operation is not a subscription');
+    const { primary, rest } = plan.node;
+    const operationContext = buildOperationContext({ schema: this.schema, operationDocument: document, operationName });
+    const perEvent: QueryPlan = {
+      kind: 'QueryPlan',
+      node: { kind: 'Sequence', nodes: [{ ...primary, serviceName: EVENT_SERVICE }, ...(rest ? [rest as PlanNode] : [])] },
+    };
+    return {
+      primary,
+      resolveEvent: async (event, context, variables) => {
+        if (!event.data) return { errors: event.errors };
+        const serviceMap: ServiceMap = {
+          ...this.services,
+          [EVENT_SERVICE]: { process: async () => ({ data: event.data, errors: event.errors as never }) },
+        };
+        const result = await executeQueryPlan(
+          perEvent,
+          serviceMap,
+          {
+            request: { query: undefined, variables, operationName },
+            document,
+            operationName: operationName ?? null,
+            context,
+            // A fresh metrics object per event: the executor writes into it.
+            metrics: {},
+            logger: this.logger,
+            cache: undefined,
+            overallCachePolicy: undefined,
+          } as never,
+          operationContext,
+          this.supergraphSchema,
+          this.apiSchema,
+        );
+        return { data: result.data as ExecutionResult['data'], errors: result.errors as ExecutionResult['errors'] };
+      },
+    };
+  }
+}

@@ -1,0 +1,114 @@
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+
+let platform: TestPlatform;
+let admin: string;
+let textKey: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  platform = await startTestPlatform({ subscriptions: { ...testConfig().subscriptions, perSocket: 3 } });
+  admin = await platform.issueKey('ops', 'admin');
+  textKey = await platform.issueKey('watcher', 'text');
+});
+afterAll(async () => {
+  for (const client of clients) await client.dispose();
+  await platform?.close();
+});
+
+function wsClient(key: string | undefined, onClose?: (event: { code: number; reason: string }) => void): Client {
+  const client = createClient({
+    url: platform.graphqlUrl.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: key ? { authorization: `Bearer ${key}` } : {},
+    retryAttempts: 0,
+    on: { closed: (event) => onClose?.(event as { code: number; reason: string }) },
+  });
+  clients.push(client);
+  return client;
+}
+
+/** Collects the results of one subscription until `count` arrived (or it ends). */
+function collect<T>(client: Client, query: string, variables: Record<string, unknown> = {}) {
+  const results: T[] = [];
+  const iterator = client.iterate<T>({ query, variables });
+  const done = (async () => {
+    for await (const result of iterator) results.push(result as T);
+  })();
+  return { results, stop: () => iterator.return?.(), done };
+}
+
+async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const setStatus = (id: string, status: string) =>
+  platform.request('/graphql', { method: 'POST', key: admin, json: { query: `mutation { setProviderStatus(id: "${id}", status: ${status}) { id status } }` } });
+
+describe('graphql-ws through the gateway', () => {
+  it('delivers live provider status changes, in order, with the client aliases', async () => {
+    const client = wsClient(textKey);
+    const sub = collect<{ data: { change: { providerId: string; now: string } } }>(
+      client,
+      'subscription { change: providerStatusChanged(id: "service-t") { providerId: id now: status } }',
+    );
+    // The subscription is open once the upstream socket is; give it a moment.
+    await new Promise((r) => setTimeout(r, 300));
+    for (const status of ['DEGRADED', 'DOWN', 'OPERATIONAL']) expect((await setStatus('service-t', status)).status).toBe(200);
+    await setStatus('service-i', 'DOWN');
+    await until(() => sub.results.length >= 3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sub.results.map((r) => r.data.change)).toEqual([
+      { providerId: 'service-t', now: 'DEGRADED' },
+      { providerId: 'service-t', now: 'DOWN' },
+      { providerId: 'service-t', now: 'OPERATIONAL' },
+    ]);
+    await sub.stop();
+  });
+
+  it('runs queries and mutations over the socket too', async () => {
+    const client = wsClient(textKey);
+    const result = await new Promise<unknown>((resolve, reject) =>
+      client.subscribe({ query: '{ provider(id: "service-i") { id name } }' }, { next: resolve, error: reject, complete: () => {} }),
+    );
+    expect(result).toEqual({ data: { provider: { id: 'service-i', name: 'Service I' } } });
+  });
+
+  it('closes the socket with 4401 for a missing or unknown key', async () => {
+    for (const key of [undefined, 'sk_live_unknown']) {
+      let closed: { code: number; reason: string } | undefined;
+      const client = wsClient(key, (event) => (closed = event));
+      await expect(
+        new Promise((resolve, reject) => client.subscribe({ query: '{ providers { id } }' }, { next: resolve, error: reject, complete: () => {} })),
+      ).rejects.toBeTruthy();
+      await until(() => closed !== undefined);
+      expect(closed!.code).toBe(4401);
+    }
+  });
+
+  it('caps the subscriptions of one socket', async () => {
+    const client = wsClient(textKey);
+    const subs = [1, 2, 3].map(() => collect(client, 'subscription { providerStatusChanged { id } }'));
+    await new Promise((r) => setTimeout(r, 200));
+    const fourth = await new Promise<unknown>((resolve) =>
+      client.subscribe({ query: 'subscription { providerStatusChanged { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
+    );
+    expect(JSON.stringify(fourth)).toContain('too_many_subscriptions');
+    for (const sub of subs) await sub.stop();
+  });
+
+  it('refuses a subscription document the edge limits forbid', async () => {
+    const client = wsClient(textKey);
+    const deep = `subscription { providerStatusChanged { ${'id '.repeat(1200)} } }`;
+    const answer = await new Promise<unknown>((resolve) =>
+      client.subscribe({ query: deep }, { next: resolve, error: resolve, complete: () => resolve('complete') }),
+    );
+    expect(JSON.stringify(answer)).toMatch(/token/i);
+  });
+});
