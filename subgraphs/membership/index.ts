@@ -4,11 +4,13 @@ import { withKeyStore, type KeyStoreContext, type KeyStoreSubgraphOptions } from
 import { membershipOrmOptions } from './mikro-orm.config.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
+import { EventResolver } from './event/event.resolver.js';
+import { AttendeeResolver } from './event/attendee.resolver.js';
 
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver],
   references: { Member: memberReference },
   kinds: ['live', 'test'],
 };

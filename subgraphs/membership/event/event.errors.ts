@@ -1,0 +1,39 @@
+import { DomainError } from '../../shared/errors.js';
+
+export class EventCancelledError extends DomainError {
+  constructor(id: string) {
+    super('CONFLICT', `The event "${id}" is cancelled`, { param: 'id', reason: 'event_cancelled' });
+  }
+}
+
+export class EventEndedError extends DomainError {
+  constructor(id: string) {
+    super('CONFLICT', `The event "${id}" has ended`, { param: 'id', reason: 'event_ended' });
+  }
+}
+
+export class RegistrationClosedError extends DomainError {
+  constructor(message: string) {
+    super('CONFLICT', message, { param: 'id', reason: 'registration_closed' });
+  }
+}
+
+export class AlreadyRegisteredError extends DomainError {
+  constructor(who: string, param: 'memberId' | 'guestEmail') {
+    super('CONFLICT', `${who} is already registered for this event`, { param, reason: 'already_registered' });
+  }
+}
+
+export class AttendeeNotFoundError extends DomainError {
+  constructor(param: 'attendeeId' | 'code', value: string) {
+    const what = param === 'code' ? `with code "${value}"` : `with id "${value}"`;
+    super('NOT_FOUND', `No attendee ${what} for this event`, { param, reason: 'attendee_not_found' });
+  }
+}
+
+/** A check-in or cancellation the attendee's status does not allow, e.g. checking in a waitlisted attendee. */
+export class AttendeeStatusError extends DomainError {
+  constructor(message: string, reason: 'attendee_waitlisted' | 'attendee_cancelled' | 'attendee_checked_in', param: string) {
+    super('CONFLICT', message, { param, reason });
+  }
+}
