@@ -1,0 +1,100 @@
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createLogger } from '../../platform/logger.js';
+import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
+import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+import { redisServerMissing, startRedisServer, type RunningRedis } from '../support/redis-server.js';
+
+const missing = redisServerMissing();
+
+function subscriber(graphqlUrl: string, key: string, onClose?: (code: number) => void): Client {
+  return createClient({
+    url: graphqlUrl.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${key}` },
+    retryAttempts: 0,
+    on: { closed: (event) => onClose?.((event as { code: number }).code) },
+  });
+}
+
+async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  let redis: RunningRedis;
+  let first: TestPlatform;
+  let second: RunningPlatform;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    first = await startTestPlatform({ redisUrl: redis.url });
+    // A second platform (its own subgraphs and gateway) on the same database and Redis.
+    second = await startPlatform(testConfig({ redisUrl: redis.url }), first.databaseUrl, createLogger('silent'));
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await first?.close();
+    await redis?.stop();
+  });
+
+  it('delivers an event published through one instance to a subscriber connected to the other', async () => {
+    const admin = await first.issueKey('ops', 'admin');
+    const watcher = await first.issueKey('watcher', 'text');
+    const client = subscriber(second.graphqlUrl, watcher);
+    const seen: unknown[] = [];
+    const iterator = client.iterate({ query: 'subscription { providerStatusChanged(id: "service-i") { id status } }' });
+    const reading = (async () => {
+      for await (const result of iterator) seen.push(result);
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const changed = await first.request('/graphql', {
+      method: 'POST',
+      key: admin,
+      json: { query: 'mutation { setProviderStatus(id: "service-i", status: DEGRADED) { status } }' },
+    });
+    expect(changed.status).toBe(200);
+    await until(() => seen.length === 1);
+    expect(seen).toEqual([{ data: { providerStatusChanged: { id: 'service-i', status: 'DEGRADED' } } }]);
+    await iterator.return?.();
+    await reading;
+    await client.dispose();
+  });
+});
+
+describe('websocket lifecycle', () => {
+  it('pings idle sockets and closes them with 1001 when the gateway stops', async () => {
+    const platform = await startTestPlatform({ subscriptions: { ...testConfig().subscriptions, keepAliveMs: 100 } });
+    const key = await platform.issueKey('lifecycle', 'text');
+    const raw = new WebSocket(platform.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    let pings = 0;
+    raw.on('ping', () => (pings += 1));
+    await new Promise((resolve) => raw.once('open', resolve));
+    raw.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
+    await new Promise((resolve) => raw.once('message', resolve));
+    await until(() => pings >= 2, 3000);
+
+    let closedWith: number | undefined;
+    const client = subscriber(platform.graphqlUrl, key, (code) => (closedWith = code));
+    const iterator = client.iterate({ query: 'subscription { providerStatusChanged { id } }' });
+    const reading = (async () => {
+      try {
+        for await (const _ of iterator);
+      } catch {
+        // the socket closing ends the subscription
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    await platform.close();
+    await until(() => closedWith !== undefined);
+    expect(closedWith).toBe(1001);
+    await reading;
+    raw.terminate();
+    await client.dispose();
+  });
+});
