@@ -1,9 +1,14 @@
-import { Trace } from './trace/trace.entity.js';
+import { PathBaseline } from './baseline/path-baseline.entity.js';
 import { Migration20261122000400Traces } from './migrations/Migration20261122000400Traces.js';
+import { Migration20261122000600TraceStore } from './migrations/Migration20261122000600TraceStore.js';
+import { Trace } from './trace/trace.entity.js';
 
 /** The traceroute subgraph's ORM: its entities and migrations, in the `traceroute` schema. */
 export const tracerouteOrmOptions = {
   schema: 'traceroute',
-  entities: [Trace],
-  migrations: [{ name: 'Migration20261122000400Traces', class: Migration20261122000400Traces }],
+  entities: [Trace, PathBaseline],
+  migrations: [
+    { name: 'Migration20261122000400Traces', class: Migration20261122000400Traces },
+    { name: 'Migration20261122000600TraceStore', class: Migration20261122000600TraceStore },
+  ],
 };

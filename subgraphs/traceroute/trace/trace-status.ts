@@ -1,9 +1,9 @@
 import { registerEnumType } from '../../shared/type-graphql.js';
 
-/** Whether the measurement reached its target. */
+/** Whether the measurement reached its target (the rule: trace-builder.ts statusOf). */
 export enum TraceStatus {
-  COMPLETED = 'completed',
-  FAILED = 'failed',
+  completed = 'completed',
+  failed = 'failed',
 }
 
 registerEnumType(TraceStatus, { name: 'TraceStatus' });

@@ -1,77 +1,188 @@
 import { randomUUID } from 'node:crypto';
 import type { Opt } from '@mikro-orm/core';
-import { Check, Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { ArrayType } from '@mikro-orm/core';
+import { Check, Entity, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from 'graphql-scalars';
 import { Directive, Field, Float, ID, Int, ObjectType } from '../../shared/type-graphql.js';
+import { AnomalyComponentsType, type AnomalyData } from './anomaly-components.type.js';
+import { HopType, type HopData } from './hop.type.js';
 import { TraceDirection } from './trace-direction.js';
+import { TraceSource } from './trace-source.js';
 import { TraceStatus } from './trace-status.js';
 
+const ORDER = [
+  { name: 'measured_at', sort: 'desc' as const },
+  { name: 'id', sort: 'desc' as const },
+];
+
+/** Each filter leads an index and the keyset order follows, so a filtered page is one range scan. */
+function filterIndex(property: keyof Trace & string, column: string) {
+  return Index({ name: `trace_${column}_index`, properties: [property, 'measuredAt', 'id'], columns: [{ name: column }, ...ORDER] });
+}
+
 /**
- * One traceroute measurement. Traces are public research data: any key may read every trace,
- * so rows carry no account or mode.
+ * One traceroute measurement with its hops. Traces are public research data: any traceroute key
+ * reads every trace, so rows carry no account. The table is range-partitioned by month of
+ * `measured_at` (raw SQL in the migration: MikroORM leaves partitioning it is not told about
+ * alone), which is why `measured_at` is part of the primary key and of the identity.
+ * GraphQL names are the public API's snake_case, so REST is the GraphQL shape unchanged.
  */
-@ObjectType({ description: 'A traceroute measurement.' })
-@Directive('@key(fields: "id")')
+@ObjectType('Trace', { description: 'A traceroute measurement.' })
+@Directive('@key(fields: "trace_id")')
 @Entity({ tableName: 'trace' })
+@Index({ name: 'trace_order_index', properties: ['measuredAt', 'id'], columns: ORDER })
+@filterIndex('direction', 'direction')
+@filterIndex('status', 'status')
+@filterIndex('probeCountry', 'probe_country')
+@filterIndex('probeCity', 'probe_city')
+@filterIndex('probeAsn', 'probe_asn')
+@filterIndex('targetIp', 'target_ip')
+@filterIndex('targetCity', 'target_city')
+@Index({ name: 'trace_anomaly_index', properties: ['anomalyScore', 'measuredAt'], columns: [{ name: 'anomaly_score', sort: 'desc' }, { name: 'measured_at', sort: 'desc' }] })
 @Index({
-  name: 'trace_measured_at_id_index',
-  properties: ['measuredAt', 'id'],
-  columns: [
-    { name: 'measured_at', sort: 'desc' },
-    { name: 'id', sort: 'desc' },
-  ],
+  name: 'trace_target_domain_trgm_index',
+  expression: 'create index "trace_target_domain_trgm_index" on "traceroute"."trace" using gin ("target_domain" public.gin_trgm_ops)',
 })
-// Compared as numeric: PostgreSQL stores a double comparison as `(0)::double precision`, which
-// MikroORM 7.2's schema diff misreads, so the migrations-match-entities check would never pass.
+@Unique({ name: 'trace_measurement_key_measured_at_unique', properties: ['measurementKey', 'measuredAt'] })
+// Compared as numeric: MikroORM 7.2's schema diff misreads PostgreSQL's `(0)::real` in a check.
 @Check({ name: 'trace_anomaly_score_check', expression: '"anomaly_score"::numeric >= 0 and "anomaly_score"::numeric <= 1' })
+@Check({ name: 'trace_loss_check', expression: '"loss"::numeric >= 0 and "loss"::numeric <= 1' })
 export class Trace {
-  @Field(() => ID, { description: 'The trace_id of the public API.' })
+  /** A UUIDv7 whose time is `measured_at`, so a lookup by id alone reaches one partition. */
+  @Field(() => ID, { name: 'trace_id' })
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
+
+  /** Millisecond precision, like a JavaScript Date: a page cursor then names its row exactly. */
+  @Field(() => DateTimeResolver, { name: 'measured_at', description: 'When the probe ran the traceroute.' })
+  @PrimaryKey({ type: 'datetime', length: 3 })
+  measuredAt!: Date;
+
+  /** `<source>:<measurement>:<probe>`; with measured_at, what makes a re-import a duplicate. */
+  @Property({ type: 'string', length: 160 })
+  measurementKey!: string;
+
+  @Enum({ items: () => TraceSource })
+  source!: TraceSource;
+
+  @Field(() => Int, { name: 'msm_id', nullable: true, description: 'RIPE Atlas measurement id.' })
+  @Property({ type: 'integer', nullable: true })
+  msmId?: number | null;
+
+  @Field(() => Int, { name: 'probe_id', nullable: true, description: 'RIPE Atlas probe id.' })
+  @Property({ type: 'integer', nullable: true })
+  probeId?: number | null;
 
   @Field(() => TraceDirection)
   @Enum({ items: () => TraceDirection })
   direction!: TraceDirection;
 
-  @Field(() => String)
-  @Property({ type: 'string', length: 200 })
-  probeCity!: string;
-
-  @Field(() => String, { description: 'ISO 3166-1 alpha-2 code of the probe country.' })
-  @Property({ type: 'character', length: 2 })
-  probeCountry!: string;
-
-  @Field(() => Int, { description: 'AS number of the probe network.' })
-  @Property({ type: 'integer' })
-  probeAsn!: number;
-
-  @Field(() => String, { nullable: true })
-  @Property({ type: 'string', length: 253, nullable: true })
-  targetDomain?: string | null;
-
-  /** Kept as the text the probe reported, so the exact-match filter compares like with like. */
-  @Field(() => String)
-  @Property({ type: 'string', length: 45 })
-  targetIp!: string;
-
-  @Field(() => String, { nullable: true })
-  @Property({ type: 'string', length: 200, nullable: true })
-  targetCity?: string | null;
-
-  @Field(() => Float, { description: 'From 0.0 (ordinary) to 1.0 (most anomalous).' })
-  @Property({ type: 'double', runtimeType: 'number' })
-  anomalyScore!: number;
-
   @Field(() => TraceStatus)
   @Enum({ items: () => TraceStatus })
   status!: TraceStatus;
 
-  /** Millisecond precision, like a JavaScript Date: a page cursor then names its row exactly. */
-  @Field(() => DateTimeResolver, { description: 'When the probe ran the traceroute.' })
-  @Property({ type: 'datetime', length: 3 })
-  measuredAt!: Date;
+  @Field(() => Int, { description: 'IP version, 4 or 6.' })
+  @Property({ type: 'smallint' })
+  af!: number;
 
-  @Field(() => DateTimeResolver, { description: 'When the platform stored the trace.' })
+  @Field(() => String, { nullable: true, description: 'ICMP, UDP or TCP.' })
+  @Property({ type: 'string', length: 16, nullable: true })
+  protocol?: string | null;
+
+  @Field(() => String, { name: 'probe_ip', nullable: true })
+  @Property({ type: 'string', length: 45, nullable: true })
+  probeIp?: string | null;
+
+  @Field(() => String, { name: 'probe_city', nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  probeCity?: string | null;
+
+  @Field(() => String, { name: 'probe_country', nullable: true, description: 'ISO 3166-1 alpha-2.' })
+  @Property({ type: 'character', length: 2, nullable: true })
+  probeCountry?: string | null;
+
+  @Field(() => Int, { name: 'probe_asn', nullable: true })
+  @Property({ type: 'integer', nullable: true })
+  probeAsn?: number | null;
+
+  @Field(() => String, { name: 'probe_as_name', nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  probeAsName?: string | null;
+
+  @Field(() => Float, { name: 'probe_latitude', nullable: true })
+  @Property({ type: 'float', nullable: true, runtimeType: 'number' })
+  probeLat?: number | null;
+
+  @Field(() => Float, { name: 'probe_longitude', nullable: true })
+  @Property({ type: 'float', nullable: true, runtimeType: 'number' })
+  probeLon?: number | null;
+
+  @Field(() => String, { name: 'target_domain', nullable: true })
+  @Property({ type: 'string', length: 253, nullable: true })
+  targetDomain?: string | null;
+
+  @Field(() => String, { name: 'target_ip' })
+  @Property({ type: 'string', length: 45 })
+  targetIp!: string;
+
+  @Field(() => String, { name: 'target_city', nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  targetCity?: string | null;
+
+  @Field(() => String, { name: 'target_country', nullable: true })
+  @Property({ type: 'character', length: 2, nullable: true })
+  targetCountry?: string | null;
+
+  @Field(() => Int, { name: 'target_asn', nullable: true })
+  @Property({ type: 'integer', nullable: true })
+  targetAsn?: number | null;
+
+  @Field(() => String, { name: 'target_as_name', nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  targetAsName?: string | null;
+
+  @Field(() => Float, { name: 'target_latitude', nullable: true })
+  @Property({ type: 'float', nullable: true, runtimeType: 'number' })
+  targetLat?: number | null;
+
+  @Field(() => Float, { name: 'target_longitude', nullable: true })
+  @Property({ type: 'float', nullable: true, runtimeType: 'number' })
+  targetLon?: number | null;
+
+  @Field(() => Int, { name: 'hop_count' })
+  @Property({ type: 'smallint' })
+  hopCount!: number;
+
+  @Field(() => Int, { name: 'responding_hops' })
+  @Property({ type: 'smallint' })
+  respondingHops!: number;
+
+  @Field(() => Float, { description: 'Share of all probe packets without an answer, 0.0 to 1.0.' })
+  @Property({ type: 'float', runtimeType: 'number' })
+  loss!: number;
+
+  @Field(() => Float, { name: 'rtt_ms', nullable: true, description: 'Mean RTT to the target (ms); null when it never answered.' })
+  @Property({ type: 'float', nullable: true, runtimeType: 'number' })
+  rttMs?: number | null;
+
+  @Field(() => [Int], { name: 'as_path', description: 'ASNs along the path, consecutive repeats merged.' })
+  @Property({ type: new ArrayType<number>((i) => Number(i)), columnType: 'int[]' })
+  asPath!: number[];
+
+  @Field(() => Float, { name: 'anomaly_score', description: 'From 0.0 (ordinary) to 1.0 (most anomalous).' })
+  @Property({ type: 'float', runtimeType: 'number' })
+  anomalyScore!: number;
+
+  @Field(() => AnomalyComponentsType, { description: 'The components of anomaly_score.' })
+  @Property({ type: 'json' })
+  anomaly!: AnomalyData;
+
+  /** Null in a search without include_hops: the column is then not read at all. */
+  @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with include_hops.' })
+  @Property({ type: 'json', lazy: true })
+  hops?: HopData[] | null;
+
+  @Field(() => DateTimeResolver, { name: 'created_at', description: 'When the platform stored the trace.' })
   @Property({ type: 'datetime' })
   createdAt: Opt<Date> = new Date();
 }
