@@ -11,6 +11,12 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.updateMember': { method: 'PUT', path: '/members/:id' },
   'Mutation.deleteMember': { method: 'DELETE', path: '/members/:id' },
   'Mutation.renewMember': { method: 'POST', path: '/members/:id/renew' },
+  'Query.events': { method: 'GET', path: '/events' },
+  'Query.event': { method: 'GET', path: '/events/:id', resource: 'event' },
+  'Mutation.createEvent': { method: 'POST', path: '/events', responseStatus: 201 },
+  'Mutation.registerForEvent': { method: 'POST', path: '/events/:id/register', responseStatus: 201 },
+  'Query.eventAttendees': { method: 'GET', path: '/events/:id/attendees', resource: 'event' },
+  'Mutation.checkInAttendee': { method: 'POST', path: '/events/:id/check-in' },
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
@@ -20,4 +26,4 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member'];
