@@ -136,6 +136,19 @@ describe('the event routes', () => {
     await expectError(await register(key, event.id, { memberId: UNKNOWN_ID }), 404, 'member_not_found', 'memberId');
   });
 
+  it('POST /events/{id}/register by memberId registers the member under its name; twice is 409 already_registered', async () => {
+    const key = await freshKey();
+    const member = await body<{ id: string; name: string; email: string }>(
+      await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Mo Member', email: 'mo@example.org' } }),
+      201,
+    );
+    const event = await createEvent(key);
+    const attendee = await body<AttendeeBody>(await register(key, event.id, { memberId: member.id }), 201);
+    expect(attendee).toMatchObject({ name: 'Mo Member', email: 'mo@example.org', status: 'REGISTERED', member: { id: member.id, name: 'Mo Member' } });
+    await expectError(await register(key, event.id, { memberId: member.id }), 409, 'already_registered', 'memberId');
+    await expectError(await register(key, event.id, { memberId: member.id, guestName: 'X', guestEmail: 'x@example.org' }), 400, 'invalid_parameter', 'memberId');
+  });
+
   it('POST /events/{id}/register is 409 registration_closed once the event has started', async () => {
     const key = await freshKey();
     const event = await createEvent(key, { startsAt: inHours(-1), endsAt: inHours(1) });

@@ -185,7 +185,7 @@ async function allAttendees(principal: Principal, id: string, args: Record<strin
   const all: AttendeeView[] = [];
   let after: string | null = null;
   do {
-    const page = (await attendees(principal, { id, limit: 100, after, ...args }))!;
+    const page: { data: AttendeeView[]; nextCursor: string | null } = (await attendees(principal, { id, limit: 100, after, ...args }))!;
     all.push(...page.data);
     after = page.nextCursor;
   } while (after);
