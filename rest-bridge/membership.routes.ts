@@ -17,6 +17,9 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.registerForEvent': { method: 'POST', path: '/events/:id/register', responseStatus: 201 },
   'Query.eventAttendees': { method: 'GET', path: '/events/:id/attendees', resource: 'event' },
   'Mutation.checkInAttendee': { method: 'POST', path: '/events/:id/check-in' },
+  'Query.chatChannels': { method: 'GET', path: '/chat/channels' },
+  'Mutation.sendChatMessage': { method: 'POST', path: '/chat/send', responseStatus: 201 },
+  'Query.chatMessages': { method: 'GET', path: '/chat/messages' },
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
@@ -26,4 +29,4 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data'];

@@ -2,6 +2,9 @@ import { createSubgraph, type Subgraph, type SubgraphParts } from '../shared/sub
 import { ApiKeyResolver } from './api-key/api-key.resolver.js';
 import { withKeyStore, type KeyStoreContext, type KeyStoreSubgraphOptions } from '../shared/key-store.context.js';
 import { membershipOrmOptions } from './mikro-orm.config.js';
+import { ChatChannelResolver } from './chat/chat-channel.resolver.js';
+import { ChatMessageResolver } from './chat/chat-message.resolver.js';
+import { chatChannelReference, chatMessageReference } from './chat/chat.reference.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
 import { EventResolver } from './event/event.resolver.js';
@@ -10,8 +13,8 @@ import { AttendeeResolver } from './event/attendee.resolver.js';
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver],
-  references: { Member: memberReference },
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver],
+  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference },
   kinds: ['live', 'test'],
 };
 

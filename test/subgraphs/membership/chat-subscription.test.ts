@@ -1,0 +1,196 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { parse, subscribe, type ExecutionResult } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openIdentityStore } from '../../../platform/identity/index.js';
+import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
+import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
+import { createTestDatabase } from '../../support/database.js';
+import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { newChannel, newMember, ok, send } from './chat-support.js';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let identityOrm: MikroORM;
+let subgraph: Subgraph;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  identityOrm = await openIdentityStore(db.url);
+  subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+});
+
+afterAll(async () => {
+  await subgraph?.close();
+  await identityOrm?.close(true);
+  await db?.drop();
+});
+
+const MESSAGE_ADDED = parse(`subscription($asMember: ID!, $channelId: ID, $withMember: ID) {
+  messageAdded(asMember: $asMember, channelId: $channelId, withMember: $withMember) {
+    id mode text sender { id name } recipient { id } channel { id name }
+  }
+}`);
+
+interface Added {
+  id: string;
+  mode: string;
+  text: string;
+  sender: { id: string; name: string };
+  recipient: { id: string } | null;
+  channel: { id: string; name: string } | null;
+}
+
+/**
+ * A live subscription through graphql-js's `subscribe` over the subgraph's own schema (the one
+ * @apollo/subgraph built), with the context a websocket connection gets. It collects events as
+ * they come, so tests can wait for some and then check that nothing more arrives.
+ */
+async function subscribeAs(principal: Principal, variables: Record<string, unknown>) {
+  const result = await subscribe({
+    schema: subgraph.schema,
+    document: MESSAGE_ADDED,
+    variableValues: variables,
+    contextValue: subgraph.contextFor(principal),
+  });
+  if (!(Symbol.asyncIterator in result)) return { error: result as ExecutionResult };
+  const iterator = result as AsyncGenerator<ExecutionResult<{ messageAdded: Added }>>;
+  const received: Added[] = [];
+  const errors: unknown[] = [];
+  let ended = false;
+  const pump = (async () => {
+    for await (const event of iterator) {
+      if (event.errors) errors.push(...event.errors);
+      else received.push(JSON.parse(JSON.stringify(event.data!.messageAdded)));
+    }
+    ended = true;
+  })();
+  return {
+    received,
+    errors,
+    ended: () => ended,
+    /** Waits until `count` events have come (or fails after a while). */
+    async waitFor(count: number): Promise<Added[]> {
+      const deadline = Date.now() + 5000;
+      while (received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(received.length).toBeGreaterThanOrEqual(count);
+      return received;
+    },
+    async stop(): Promise<void> {
+      await iterator.return(undefined);
+      await pump;
+    },
+  };
+}
+
+/** Long enough for an event published now to have been delivered had it been due. */
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+async function account() {
+  const principal = principalFor();
+  const [a, b, c] = [await newMember(subgraph, principal, 'Ann'), await newMember(subgraph, principal, 'Bob'), await newMember(subgraph, principal, 'Cy')];
+  return { principal, a, b, c };
+}
+
+describe('messageAdded', () => {
+  it("delivers a channel's messages sent after it starts, in order, each once, with fields resolved", async () => {
+    const { principal, a, b } = await account();
+    const channelId = await newChannel(subgraph, principal, a, 'live', { memberIds: [b] });
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: 'before' });
+    const sub = await subscribeAs(principal, { asMember: b, channelId });
+    if ('error' in sub) throw new Error(JSON.stringify(sub.error));
+    // Sequential sends, then a concurrent burst: every one arrives once, in the channel's order.
+    for (let i = 0; i < 5; i++) await send(subgraph, principal, { asMember: i % 2 ? a : b, mode: 'CHANNEL', channelId, text: `s${i}` });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: `c${i}` })));
+    const received = await sub.waitFor(15);
+    await settle();
+    expect(received).toHaveLength(15);
+    expect(new Set(received.map((m) => m.id)).size).toBe(15);
+    expect(received.slice(0, 5).map((m) => m.text)).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    // The order of delivery is the channel's order as stored (newest first there).
+    const listed = ok(
+      await run<{ chatMessages: { data: { id: string }[] } }>(
+        subgraph,
+        principal,
+        'query($a: ID!, $c: ID) { chatMessages(asMember: $a, channelId: $c, limit: 100) { data { id } } }',
+        { a: b, c: channelId },
+      ),
+    ).chatMessages.data.map((m) => m.id);
+    expect(received.map((m) => m.id)).toEqual(listed.slice(0, 15).reverse());
+    expect(received[0]).toMatchObject({ mode: 'CHANNEL', sender: { id: b, name: 'Bob' }, channel: { id: channelId, name: 'live' }, recipient: null });
+    await sub.stop();
+  });
+
+  it("delivers all of the subscriber's messages: its direct ones, its channels', and broadcasts, and nobody else's", async () => {
+    const { principal, a, b, c } = await account();
+    const mine = await newChannel(subgraph, principal, a, 'mine', { memberIds: [b] });
+    const notMine = await newChannel(subgraph, principal, a, 'not-mine');
+    const sub = await subscribeAs(principal, { asMember: b });
+    if ('error' in sub) throw new Error(JSON.stringify(sub.error));
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'to b' });
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: c, text: 'to c' });
+    await send(subgraph, principal, { asMember: b, mode: 'DIRECT', to: c, text: 'from b' });
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: mine, text: 'in mine' });
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: notMine, text: 'in not-mine' });
+    await send(subgraph, principal, { asMember: c, mode: 'BROADCAST', text: 'everyone' });
+    // Another account's and the test mode's messages never come.
+    const other = principalFor();
+    const stranger = await newMember(subgraph, other);
+    await send(subgraph, other, { asMember: stranger, mode: 'BROADCAST', text: 'elsewhere' });
+    await sub.waitFor(4);
+    await settle();
+    expect(sub.received.map((m) => m.text)).toEqual(['to b', 'from b', 'in mine', 'everyone']);
+    await sub.stop();
+  });
+
+  it('follows one direct conversation with withMember', async () => {
+    const { principal, a, b, c } = await account();
+    const sub = await subscribeAs(principal, { asMember: a, withMember: b });
+    if ('error' in sub) throw new Error(JSON.stringify(sub.error));
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: c, text: 'a to c' });
+    await send(subgraph, principal, { asMember: b, mode: 'DIRECT', to: a, text: 'b to a' });
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'a to b' });
+    await send(subgraph, principal, { asMember: a, mode: 'BROADCAST', text: 'all' });
+    await sub.waitFor(2);
+    await settle();
+    expect(sub.received.map((m) => m.text)).toEqual(['b to a', 'a to b']);
+    await sub.stop();
+  });
+
+  it('stops delivering a private channel to a subscriber who left it', async () => {
+    const { principal, a, b } = await account();
+    const secret = await newChannel(subgraph, principal, a, 'secret', { private: true, memberIds: [b] });
+    const onChannel = await subscribeAs(principal, { asMember: b, channelId: secret });
+    const onAll = await subscribeAs(principal, { asMember: b });
+    if ('error' in onChannel || 'error' in onAll) throw new Error('subscription refused');
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text: 'while in' });
+    await onChannel.waitFor(1);
+    await onAll.waitFor(1);
+    ok(await run(subgraph, principal, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: b, c: secret }));
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text: 'after leaving' });
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'still direct' });
+    await onAll.waitFor(2);
+    await settle();
+    expect(onChannel.received.map((m) => m.text)).toEqual(['while in']);
+    expect(onAll.received.map((m) => m.text)).toEqual(['while in', 'still direct']);
+    await onChannel.stop();
+    await onAll.stop();
+  });
+
+  it('refuses to start for an unknown acting member or a private channel of others', async () => {
+    const { principal, a, c } = await account();
+    const secret = await newChannel(subgraph, principal, a, 'secret', { private: true });
+    const unknown = await subscribeAs(principal, { asMember: '00000000-0000-4000-8000-ffffffffffff' });
+    expect('error' in unknown && unknown.error.errors?.[0].extensions).toMatchObject({ reason: 'unknown_member' });
+    const hidden = await subscribeAs(principal, { asMember: c, channelId: secret });
+    expect('error' in hidden && hidden.error.errors?.[0].extensions).toMatchObject({ reason: 'channel_not_found' });
+  });
+
+  it('ends at once when the client unsubscribes, with no event pending', async () => {
+    const { principal, a } = await account();
+    const sub = await subscribeAs(principal, { asMember: a });
+    if ('error' in sub) throw new Error('subscription refused');
+    const stopped = await Promise.race([sub.stop().then(() => 'stopped'), new Promise((r) => setTimeout(() => r('hung'), 2000))]);
+    expect(stopped).toBe('stopped');
+    expect(sub.ended()).toBe(true);
+  });
+});
