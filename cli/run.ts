@@ -4,9 +4,10 @@ import { openIdentityStore } from '../platform/identity/index.js';
 import { parseCommandLine, usageText, type CommandAction } from './args.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
 import { KEYS_COMMANDS } from './keys.command.js';
+import { TRACEROUTE_COMMANDS } from './traceroute.command.js';
 import { UsageError } from './usage.error.js';
 
-const COMMANDS = [...KEYS_COMMANDS];
+const COMMANDS = [...KEYS_COMMANDS, ...TRACEROUTE_COMMANDS];
 
 export interface CliOutput {
   stdout(text: string): void;

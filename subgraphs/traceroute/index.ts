@@ -10,7 +10,7 @@ export const tracerouteParts: SubgraphParts = {
   name: 'traceroute',
   orm: tracerouteOrmOptions,
   resolvers: [TraceResolver, TracerouteKeyResolver],
-  references: { Trace: traceReference },
+  references: { Trace: traceReference as never },
 };
 
 /** Builds the traceroute subgraph (public traceroute measurements, its key admin area) and migrates its schema. */

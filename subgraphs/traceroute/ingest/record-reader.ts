@@ -73,9 +73,10 @@ export async function* readRecords(lines: AsyncIterable<string>, whole: () => Pr
   }
 }
 
-/** The records of a file on disk. */
-export function readFileRecords(path: string): AsyncGenerator<RawRecord> {
+/** The records of a file on disk; `progress.bytes` follows how much of it was read. */
+export function readFileRecords(path: string, progress?: { bytes: number }): AsyncGenerator<RawRecord> {
   const stream = createReadStream(path, { encoding: 'utf8' });
+  if (progress) stream.on('data', () => (progress.bytes = stream.bytesRead));
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   return readRecords(lines, async () => {
     lines.close();

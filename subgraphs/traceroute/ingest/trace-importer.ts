@@ -49,21 +49,34 @@ export class TraceImporter {
   async run(records: AsyncIterable<RawRecord>, onProgress?: (report: ImportReport) => void): Promise<ImportReport> {
     const report: ImportReport = { read: 0, stored: 0, duplicates: 0, skipped: [] };
     const context = { hostname: null as string | null };
+    async function* parsed() {
+      for await (const record of records) {
+        if ('error' in record) {
+          report.skipped.push({ position: record.position, reason: record.error });
+          continue;
+        }
+        try {
+          const trace = parseRecord(record.value, context);
+          if (trace) yield { position: record.position, trace };
+        } catch (error) {
+          if (!(error instanceof RecordRejection)) throw error;
+          report.skipped.push({ position: record.position, reason: error.message });
+        }
+      }
+    }
+    return this.store(parsed(), report, onProgress);
+  }
+
+  /** Stores traces that are parsed already (the synthetic generator's). */
+  async store(
+    traces: AsyncIterable<{ position: string; trace: ParsedTrace }> | Iterable<{ position: string; trace: ParsedTrace }>,
+    report: ImportReport = { read: 0, stored: 0, duplicates: 0, skipped: [] },
+    onProgress?: (report: ImportReport) => void,
+  ): Promise<ImportReport> {
     let batch: { position: string; trace: ParsedTrace }[] = [];
-    for await (const record of records) {
-      if ('error' in record) {
-        report.skipped.push({ position: record.position, reason: record.error });
-        continue;
-      }
-      try {
-        const trace = parseRecord(record.value, context);
-        if (!trace) continue;
-        report.read++;
-        batch.push({ position: record.position, trace });
-      } catch (error) {
-        if (!(error instanceof RecordRejection)) throw error;
-        report.skipped.push({ position: record.position, reason: error.message });
-      }
+    for await (const item of traces) {
+      report.read++;
+      batch.push(item);
       if (batch.length >= BATCH) {
         await this.storeBatch(batch, report);
         batch = [];

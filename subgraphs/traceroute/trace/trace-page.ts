@@ -1,15 +1,25 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
 import { Trace } from './trace.entity.js';
 
-/** One page of traces, most recently measured first, with the cursor of the next page. */
+/**
+ * One page of traces, newest measurement first (ties by trace_id, descending). The envelope is
+ * the platform's list shape plus the spec's page and limit; no total (a count of tens of millions
+ * of rows per request is what the partitions are there to avoid).
+ */
 @ObjectType()
 export class TracePage {
   @Field(() => [Trace])
   data!: Trace[];
 
-  @Field(() => Boolean)
+  @Field(() => Int, { description: 'The page number served (1 when paging by cursor).' })
+  page!: number;
+
+  @Field(() => Int)
+  limit!: number;
+
+  @Field(() => Boolean, { description: 'Whether another page follows.' })
   hasMore!: boolean;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Pass as cursor for the next page; null on the last.' })
   nextCursor!: string | null;
 }

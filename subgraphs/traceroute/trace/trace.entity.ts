@@ -16,8 +16,8 @@ const ORDER = [
 ];
 
 /** Each filter leads an index and the keyset order follows, so a filtered page is one range scan. */
-function filterIndex(property: keyof Trace & string, column: string) {
-  return Index({ name: `trace_${column}_index`, properties: [property, 'measuredAt', 'id'], columns: [{ name: column }, ...ORDER] });
+function filterIndex(property: keyof Trace & string, column: string): ClassDecorator {
+  return Index({ name: `trace_${column}_index`, properties: [property, 'measuredAt', 'id'] as never, columns: [{ name: column }, ...ORDER] }) as ClassDecorator;
 }
 
 /**

@@ -1,30 +1,110 @@
-import { IsOptional, Max, Min } from 'class-validator';
-import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
+import { IsIP, IsOptional, Length, Matches, Max, Min } from 'class-validator';
+import { DateTimeResolver } from 'graphql-scalars';
+import { ArgsType, Field, Float, Int } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
 import { TraceStatus } from './trace-status.js';
 
-/** The public API's search page size: default 50, maximum 200. */
 export const DEFAULT_TRACE_PAGE_SIZE = 50;
 export const MAX_TRACE_PAGE_SIZE = 200;
+export const DEFAULT_SEARCH_HOURS = 168;
+export const MAX_HOURS = 720;
+/** page × limit past this is refused: deep offsets cost a scan of every skipped row; the cursor does not. */
+export const MAX_OFFSET = 10_000;
 
+/** The filters the search, the export and the stats share; argument names are the spec's. */
 @ArgsType()
-export class TracesArgs {
+export class TraceFilterArgs {
   @Field(() => TraceDirection, { nullable: true })
   direction?: TraceDirection | null;
+
+  @Field(() => String, { nullable: true, description: 'Probe city, exact.' })
+  @IsOptional()
+  @Length(1, 200)
+  probe_city?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Probe country, ISO 3166-1 alpha-2.' })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{2}$/, { message: 'probe_country must be a two-letter country code' })
+  probe_country?: string | null;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0)
+  probe_asn?: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Part of the target domain (case-insensitive).' })
+  @IsOptional()
+  @Length(1, 253)
+  target_domain?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Target IP address, exact.' })
+  @IsOptional()
+  @IsIP(undefined, { message: 'target_ip must be an IPv4 or IPv6 address' })
+  target_ip?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Target city, exact.' })
+  @IsOptional()
+  @Length(1, 200)
+  target_city?: string | null;
+
+  @Field(() => Float, { nullable: true, description: 'Minimum anomaly score, 0.0 to 1.0.' })
+  @IsOptional()
+  @Min(0)
+  @Max(1)
+  min_anomaly?: number | null;
 
   @Field(() => TraceStatus, { nullable: true })
   status?: TraceStatus | null;
 
-  @Field(() => Int, {
-    nullable: true,
-    description: `Page size, 1 to ${MAX_TRACE_PAGE_SIZE}; default ${DEFAULT_TRACE_PAGE_SIZE}.`,
-  })
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Window start (ISO date-time); when given, hours does not apply.' })
+  since?: Date | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Window end (ISO date-time); default now.' })
+  until?: Date | null;
+}
+
+@ArgsType()
+export class TracesArgs extends TraceFilterArgs {
+  @Field(() => Int, { nullable: true, description: `The last N hours before until; default ${DEFAULT_SEARCH_HOURS}, maximum ${MAX_HOURS}.` })
+  @IsOptional()
+  @Min(1)
+  @Max(MAX_HOURS)
+  hours?: number | null;
+
+  @Field(() => Int, { nullable: true, description: `Page number, default 1; page × limit at most ${MAX_OFFSET} (use cursor beyond).` })
+  @IsOptional()
+  @Min(1)
+  page?: number | null;
+
+  @Field(() => Int, { nullable: true, description: `Results per page, default ${DEFAULT_TRACE_PAGE_SIZE}, maximum ${MAX_TRACE_PAGE_SIZE}.` })
   @IsOptional()
   @Min(1)
   @Max(MAX_TRACE_PAGE_SIZE)
   limit?: number | null;
 
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
+  @Field(() => Boolean, { nullable: true, description: 'Include hop details; default false.' })
+  include_hops?: boolean | null;
+
+  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page: keyset paging to any depth.' })
   @IsOptional()
-  after?: string | null;
+  @Length(1, 200)
+  cursor?: string | null;
+}
+
+@ArgsType()
+export class TraceStatsArgs {
+  @Field(() => Int, { nullable: true, description: `The last N hours before until; default 24, maximum ${MAX_HOURS}.` })
+  @IsOptional()
+  @Min(1)
+  @Max(MAX_HOURS)
+  hours?: number | null;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  since?: Date | null;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  until?: Date | null;
+
+  @Field(() => TraceDirection, { nullable: true })
+  direction?: TraceDirection | null;
 }

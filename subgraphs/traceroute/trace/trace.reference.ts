@@ -1,6 +1,13 @@
-import { batchedReference } from '../../shared/reference.js';
+import DataLoader from 'dataloader';
+import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import type { Trace } from './trace.entity.js';
 import { TraceService } from './trace.service.js';
 
-/** Trace references from other subgraphs (traces are public, so no account scope). */
-export const traceReference = batchedReference<Trace>('trace.byId', (ctx, ids) => new TraceService(ctx.em).findMany(ids));
+/** Trace references from other subgraphs, by trace_id, batched into one statement per request. */
+export const traceReference = {
+  __resolveReference(reference: { trace_id: string }, ctx: SubgraphContext): Promise<Trace | null> {
+    return loaderFor(ctx, 'trace.byId', () => new DataLoader<string, Trace | null>((ids) => new TraceService(ctx.em).findMany(ids))).load(
+      reference.trace_id,
+    );
+  },
+};

@@ -1,21 +1,35 @@
-import { Arg, Args, Ctx, ID, Query, Resolver } from '../../shared/type-graphql.js';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
+import { TraceImportReportType } from './import-report.type.js';
 import { Trace } from './trace.entity.js';
-import { TracesArgs } from './trace.inputs.js';
+import { TracesArgs, TraceStatsArgs } from './trace.inputs.js';
 import { TracePage } from './trace-page.js';
 import { TraceService } from './trace.service.js';
+import { TraceStatsType } from './trace-stats.type.js';
 
 const service = (ctx: SubgraphContext) => new TraceService(ctx.em);
 
 @Resolver(() => Trace)
 export class TraceResolver {
-  @Query(() => TracePage, { description: 'Traces, most recently measured first.' })
+  @Query(() => TracePage, { description: 'Traces, newest measurement first, with the public API filters.' })
   traces(@Args(() => TracesArgs) args: TracesArgs, @Ctx() ctx: SubgraphContext): Promise<TracePage> {
     return service(ctx).list(args);
   }
 
-  @Query(() => Trace, { nullable: true })
+  @Query(() => Trace, { nullable: true, description: 'One trace with its hops; null for an unknown or malformed id.' })
   trace(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Trace | null> {
     return service(ctx).find(id);
+  }
+
+  @Query(() => TraceStatsType, { description: 'Counts by direction and status, anomaly distribution, top ASNs and cities, traces per hour.' })
+  traceStats(@Args(() => TraceStatsArgs) args: TraceStatsArgs, @Ctx() ctx: SubgraphContext): Promise<TraceStatsType> {
+    return service(ctx).stats(args);
+  }
+
+  @Mutation(() => TraceImportReportType, {
+    description: 'Admin: imports RIPE Atlas results (JSON array, JSON lines or {results: [...]}) or scamper2 JSON lines, at most 10 MiB.',
+  })
+  importTraces(@Arg('content', () => String) content: string, @Ctx() ctx: SubgraphContext): Promise<TraceImportReportType> {
+    return service(ctx).import(ctx.principal, content);
   }
 }

@@ -1,31 +1,81 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { InvalidCursorError, UUID, type Page } from '../../shared/pagination.js';
-import type { TraceDirection } from './trace-direction.js';
-import type { TraceStatus } from './trace-status.js';
+import { DomainError } from '../../shared/errors.js';
+import { UUID } from '../../shared/pagination.js';
+import type { Principal } from '../../shared/principal.js';
+import { sharedIpEnricher } from '../enrichment/ip-enricher.js';
+import { readTextRecords } from '../ingest/record-reader.js';
+import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
+import { timeOfUuidV7 } from '../ingest/uuid-v7.js';
 import { Trace } from './trace.entity.js';
-import { DEFAULT_TRACE_PAGE_SIZE, type TracesArgs } from './trace.inputs.js';
+import { traceFilter, windowOf } from './trace-filter.js';
+import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET, type TracesArgs, type TraceStatsArgs } from './trace.inputs.js';
+import type { TracePage } from './trace-page.js';
+import type { TraceStatsType } from './trace-stats.type.js';
 
-/** What a measurement source supplies for one trace; the platform assigns the rest. */
-export type TraceRecord = Omit<Trace, 'id' | 'createdAt' | 'targetDomain' | 'targetCity'> &
-  Partial<Pick<Trace, 'id' | 'targetDomain' | 'targetCity'>>;
+/** The largest content the GraphQL import accepts; bigger files go through the command-line tool. */
+export const MAX_IMPORT_CONTENT = 10 * 1024 * 1024;
 
-interface TraceCursor {
-  measuredAt: Date;
-  id: string;
+/** Every column but hops, which a search reads only with include_hops. */
+const SUMMARY_COLUMNS = `t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af,
+  t.protocol, t.probe_ip, t.probe_city, t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon,
+  t.target_domain, t.target_ip, t.target_city, t.target_country, t.target_asn, t.target_as_name, t.target_lat, t.target_lon,
+  t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.created_at`;
+
+type Row = Record<string, unknown>;
+
+/** A row of `traceroute.trace` as the GraphQL Trace. */
+export function traceFromRow(row: Row): Trace {
+  const parse = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+  return Object.assign(new Trace(), {
+    id: row.id,
+    measuredAt: new Date(row.measured_at as string),
+    measurementKey: row.measurement_key,
+    source: row.source,
+    msmId: row.msm_id,
+    probeId: row.probe_id,
+    direction: row.direction,
+    status: row.status,
+    af: row.af,
+    protocol: row.protocol,
+    probeIp: row.probe_ip,
+    probeCity: row.probe_city,
+    probeCountry: row.probe_country,
+    probeAsn: row.probe_asn,
+    probeAsName: row.probe_as_name,
+    probeLat: row.probe_lat,
+    probeLon: row.probe_lon,
+    targetDomain: row.target_domain,
+    targetIp: row.target_ip,
+    targetCity: row.target_city,
+    targetCountry: row.target_country,
+    targetAsn: row.target_asn,
+    targetAsName: row.target_as_name,
+    targetLat: row.target_lat,
+    targetLon: row.target_lon,
+    hopCount: row.hop_count,
+    respondingHops: row.responding_hops,
+    loss: row.loss,
+    rttMs: row.rtt_ms,
+    asPath: row.as_path,
+    anomalyScore: row.anomaly_score,
+    anomaly: parse(row.anomaly),
+    hops: row.hops === undefined ? null : parse(row.hops),
+    createdAt: new Date(row.created_at as string),
+  });
 }
 
 function encodeCursor(trace: Trace): string {
   return Buffer.from(JSON.stringify([trace.measuredAt.toISOString(), trace.id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): TraceCursor {
+function decodeCursor(cursor: string): { measuredAt: Date; id: string } {
   try {
     const [measuredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(measuredAt);
     if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
     return { measuredAt: date, id };
   } catch {
-    throw new InvalidCursorError();
+    throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'cursor', reason: 'invalid_parameter' });
   }
 }
 
@@ -33,50 +83,129 @@ function decodeCursor(cursor: string): TraceCursor {
 export class TraceService {
   constructor(private readonly em: EntityManager) {}
 
+  private execute(sql: string, params: unknown[]): Promise<Row[]> {
+    return this.em.getConnection().execute<Row[]>(sql, params, 'all');
+  }
+
   /**
-   * Keyset pagination in measurement order rather than storage order (the shared paginate()
-   * follows createdAt): traces are often imported long after they were measured.
+   * The search: filters on the trace row's columns, newest measurement first with the id as
+   * tie-breaker. `page` is an offset (capped at MAX_OFFSET rows); `cursor` is a keyset seek,
+   * as cheap at any depth as the first page.
    */
-  async list(args: TracesArgs): Promise<Page<Trace>> {
+  async list(args: TracesArgs): Promise<TracePage> {
     const limit = args.limit ?? DEFAULT_TRACE_PAGE_SIZE;
-    const where: { direction?: TraceDirection; status?: TraceStatus } = {};
-    if (args.direction) where.direction = args.direction;
-    if (args.status) where.status = args.status;
-    const query = this.em
-      .createQueryBuilder(Trace, 't')
-      .where(where)
-      .orderBy({ measuredAt: 'desc', id: 'desc' })
-      .limit(limit + 1);
-    if (args.after) {
-      const cursor = decodeCursor(args.after);
-      // A row comparison, unlike the equivalent OR, is a range condition on the (measured_at
-      // desc, id desc) index, so a deep page costs no more than the first.
-      query.andWhere('(t.measured_at, t.id) < (?, ?)', [cursor.measuredAt, cursor.id]);
+    const page = args.page ?? 1;
+    if (args.cursor && page !== 1) {
+      throw new DomainError('BAD_USER_INPUT', 'page and cursor cannot be combined', { param: 'page', reason: 'invalid_parameter' });
     }
-    const rows = await query.getResultList();
-    const data = rows.slice(0, limit);
+    if ((page - 1) * limit >= MAX_OFFSET) {
+      throw new DomainError('BAD_USER_INPUT', `page × limit must stay within ${MAX_OFFSET} results; follow nextCursor to go deeper`, {
+        param: 'page',
+        reason: 'invalid_parameter',
+      });
+    }
+    const filter = traceFilter(args, DEFAULT_SEARCH_HOURS);
+    let where = filter.where;
+    const params = [...filter.params];
+    if (args.cursor) {
+      const cursor = decodeCursor(args.cursor);
+      // A row comparison is a range condition on the (measured_at desc, id desc) index.
+      where += ' and (t.measured_at, t.id) < (?, ?)';
+      params.push(cursor.measuredAt, cursor.id);
+    }
+    const rows = await this.execute(
+      `select ${SUMMARY_COLUMNS}${args.include_hops ? ', t.hops' : ''} from "traceroute"."trace" t where ${where}
+       order by t.measured_at desc, t.id desc limit ? offset ?`,
+      [...params, limit + 1, args.cursor ? 0 : (page - 1) * limit],
+    );
+    const data = rows.slice(0, limit).map(traceFromRow);
     const hasMore = rows.length > limit;
-    return { data, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]) : null };
+    return { data, page, limit, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]) : null };
   }
 
-  /** One trace, or null when the id is unknown or not a uuid. */
+  /** One trace with its hops, or null when the id is unknown or not a uuid. */
   async find(id: string): Promise<Trace | null> {
-    if (!UUID.test(id)) return null;
-    return this.em.findOne(Trace, { id });
+    return (await this.findMany([id]))[0];
   }
 
-  /** Many traces in one statement, in the order of `ids` (null where unknown). */
+  /**
+   * Many traces in one statement, in the order of `ids` (null where unknown). A UUIDv7 names its
+   * measurement time, so its lookup prunes to one partition.
+   */
   async findMany(ids: readonly string[]): Promise<(Trace | null)[]> {
-    const valid = ids.filter((id) => UUID.test(id));
-    const rows = valid.length ? await this.em.find(Trace, { id: { $in: valid } }) : [];
-    const byId = new Map(rows.map((t) => [t.id, t]));
-    return ids.map((id) => byId.get(id) ?? null);
+    const valid = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+    if (!valid.length) return ids.map(() => null);
+    const keys = valid.map((id) => ({ id, at: timeOfUuidV7(id)?.toISOString() ?? null }));
+    const rows = await this.execute(
+      `select ${SUMMARY_COLUMNS}, t.hops from jsonb_to_recordset(?::jsonb) as k(id uuid, at timestamptz)
+       join "traceroute"."trace" t on t.id = k.id and (k.at is null or t.measured_at = k.at)`,
+      [JSON.stringify(keys)],
+    );
+    const byId = new Map(rows.map((row) => [String(row.id), traceFromRow(row)]));
+    return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
 
-  /** Stores measurements as given; the import from measurement sources builds on this. */
-  async record(traces: readonly TraceRecord[]): Promise<Trace[]> {
-    const rows = traces.map((trace) => this.em.create(Trace, { targetDomain: null, targetCity: null, ...trace }));
-    await this.em.flush();
-    return rows;
+  /** Counts over a window of measurement time (default the last 24 hours). */
+  async stats(args: TraceStatsArgs): Promise<TraceStatsType> {
+    const { since, until } = windowOf(args, 24);
+    const where = `t.measured_at >= ? and t.measured_at < ?${args.direction ? ' and t.direction = ?' : ''}`;
+    const params: unknown[] = [since, until, ...(args.direction ? [args.direction] : [])];
+    const grouped = (key: string) =>
+      this.execute(`select ${key} as key, count(*)::int as count from "traceroute"."trace" t where ${where} group by 1 order by 2 desc, 1`, params);
+    const [byDirection, byStatus, anomaly, asns, probeCities, targetCities, hours] = await Promise.all([
+      grouped('t.direction'),
+      grouped('t.status'),
+      this.execute(
+        `select least(floor(t.anomaly_score * 10), 9)::int as bucket, count(*)::int as count from "traceroute"."trace" t where ${where} group by 1`,
+        params,
+      ),
+      this.execute(
+        `select t.probe_asn as asn, max(t.probe_as_name) as as_name, count(*)::int as count from "traceroute"."trace" t
+         where ${where} and t.probe_asn is not null group by 1 order by 3 desc, 1 limit 10`,
+        params,
+      ),
+      this.execute(
+        `select t.probe_city as city, max(t.probe_country) as country, count(*)::int as count from "traceroute"."trace" t
+         where ${where} and t.probe_city is not null group by 1 order by 3 desc, 1 limit 10`,
+        params,
+      ),
+      this.execute(
+        `select t.target_city as city, max(t.target_country) as country, count(*)::int as count from "traceroute"."trace" t
+         where ${where} and t.target_city is not null group by 1 order by 3 desc, 1 limit 10`,
+        params,
+      ),
+      this.execute(`select date_trunc('hour', t.measured_at) as hour, count(*)::int as count from "traceroute"."trace" t where ${where} group by 1 order by 1`, params),
+    ]);
+    const buckets = new Map(anomaly.map((r) => [Number(r.bucket), Number(r.count)]));
+    const counts = (rows: Row[]) => rows.map((r) => ({ key: String(r.key), count: Number(r.count) }));
+    return {
+      since,
+      until,
+      total: byStatus.reduce((sum, r) => sum + Number(r.count), 0),
+      by_direction: counts(byDirection),
+      by_status: counts(byStatus),
+      anomaly_distribution: Array.from({ length: 10 }, (_, i) => ({
+        key: `${(i / 10).toFixed(1)}-${((i + 1) / 10).toFixed(1)}`,
+        count: buckets.get(i) ?? 0,
+      })),
+      top_asns: asns.map((r) => ({ asn: Number(r.asn), as_name: (r.as_name as string) ?? null, count: Number(r.count) })),
+      top_probe_cities: probeCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
+      top_target_cities: targetCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
+      per_hour: hours.map((r) => ({ hour: new Date(r.hour as string), count: Number(r.count) })),
+    };
+  }
+
+  /** Admin: imports RIPE Atlas or scamper2 content given as text (at most MAX_IMPORT_CONTENT bytes). */
+  async import(principal: Principal, content: string): Promise<ImportReport> {
+    if (principal.kind !== 'admin') {
+      throw new DomainError('FORBIDDEN', 'Only an admin key may import traces', { reason: 'admin_only' });
+    }
+    if (Buffer.byteLength(content, 'utf8') > MAX_IMPORT_CONTENT) {
+      throw new DomainError('BAD_USER_INPUT', `content is larger than ${MAX_IMPORT_CONTENT / 1024 / 1024} MiB; use the command-line import`, {
+        param: 'content',
+        reason: 'invalid_parameter',
+      });
+    }
+    return new TraceImporter(this.em, await sharedIpEnricher()).run(readTextRecords(content));
   }
 }

@@ -1,0 +1,109 @@
+import { stat } from 'node:fs/promises';
+import { loadConfig } from '../platform/config.js';
+import { openSharedDatabase } from '../platform/shared-database.js';
+import { DomainError } from '../subgraphs/shared/errors.js';
+import { migrate, openOrm } from '../subgraphs/shared/orm.js';
+import { sharedIpEnricher } from '../subgraphs/traceroute/enrichment/ip-enricher.js';
+import { readFileRecords } from '../subgraphs/traceroute/ingest/record-reader.js';
+import { SyntheticTraceGenerator } from '../subgraphs/traceroute/ingest/synthetic-generator.js';
+import { TraceImporter, type ImportReport } from '../subgraphs/traceroute/ingest/trace-importer.js';
+import { tracerouteOrmOptions } from '../subgraphs/traceroute/mikro-orm.config.js';
+import { defineCommand, positiveInteger, type Command } from './args.js';
+import { UsageError } from './usage.error.js';
+
+/** Opens the traceroute schema of the platform's database (migrating it), runs `work`, closes it. */
+async function withTraceroute<T>(work: (importer: TraceImporter) => Promise<T>): Promise<T> {
+  const database = await openSharedDatabase(loadConfig());
+  try {
+    const orm = await openOrm({ clientUrl: database.url, ...tracerouteOrmOptions, poolMax: 2 });
+    try {
+      await migrate(orm, database.url, tracerouteOrmOptions.schema);
+      return await work(new TraceImporter(orm.em.fork(), await sharedIpEnricher()));
+    } finally {
+      await orm.close(true);
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+/** A progress bar on stderr when it is a terminal; nothing otherwise (stdout carries only JSON). */
+function progressBar(label: string) {
+  const tty = process.stderr.isTTY;
+  let last = 0;
+  return {
+    update(fraction: number, report: ImportReport, force = false) {
+      const now = Date.now();
+      if (!tty || (!force && now - last < 100)) return;
+      last = now;
+      const width = 30;
+      const done = Math.round(Math.min(1, Math.max(0, fraction)) * width);
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(done)}${'.'.repeat(width - done)}] ${Math.round(fraction * 100)}% ` +
+          `${report.stored} stored, ${report.duplicates} duplicate, ${report.skipped.length} skipped`,
+      );
+    },
+    done() {
+      if (tty) process.stderr.write('\n');
+    },
+  };
+}
+
+/** `traceroute import FILE...`: takes any number of files, so it parses its own positionals. */
+const importCommand: Command = {
+  words: ['traceroute', 'import'],
+  usage: 'traceroute import <file>...  (RIPE Atlas: JSON array, JSON lines or {results: [...]}; scamper2 JSON lines)',
+  prepare(args) {
+    if (!args.length || args.some((a) => a.startsWith('-') && a !== '-')) throw new UsageError('"traceroute import" takes <file>...');
+    return async () => {
+      for (const file of args) {
+        const info = await stat(file).catch(() => null);
+        if (!info?.isFile()) throw new DomainError('BAD_USER_INPUT', `${file} is not a readable file`, { param: 'file' });
+      }
+      return withTraceroute(async (importer) => {
+        const files = [];
+        for (const file of args) {
+          const size = (await stat(file)).size || 1;
+          const progress = { bytes: 0 };
+          const bar = progressBar(file);
+          const report = await importer.run(readFileRecords(file, progress), (r) => bar.update(progress.bytes / size, r));
+          bar.update(1, report, true);
+          bar.done();
+          files.push({ file, ...report });
+        }
+        return {
+          stored: files.reduce((n, f) => n + f.stored, 0),
+          duplicates: files.reduce((n, f) => n + f.duplicates, 0),
+          skipped: files.reduce((n, f) => n + f.skipped.length, 0),
+          files,
+        };
+      });
+    };
+  },
+};
+
+const generate = defineCommand({
+  words: ['traceroute', 'generate'],
+  usage: 'traceroute generate --count <n> [--days <n> (default 7)] [--seed <n>]',
+  options: { count: { type: 'string' }, days: { type: 'string' }, seed: { type: 'string' } },
+  parse: (values) => {
+    if (values.count === undefined) throw new UsageError('--count is required');
+    return {
+      count: positiveInteger(values.count, '--count'),
+      days: values.days === undefined ? 7 : positiveInteger(values.days, '--days'),
+      seed: values.seed === undefined ? Date.now() % 2 ** 31 : positiveInteger(values.seed, '--seed'),
+    };
+  },
+  run: ({}, input) =>
+    withTraceroute(async (importer) => {
+      const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), input.seed);
+      const bar = progressBar('generate');
+      const report = await importer.store(generator.generate(input.count, { days: input.days }), undefined, (r) => bar.update(r.read / input.count, r));
+      bar.update(1, report, true);
+      bar.done();
+      return { generated: input.count, stored: report.stored, duplicates: report.duplicates, seed: input.seed };
+    }),
+});
+
+/** The traceroute data commands: import measurement files, generate synthetic traces. */
+export const TRACEROUTE_COMMANDS: Command[] = [importCommand, generate];

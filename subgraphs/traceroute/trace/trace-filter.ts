@@ -1,0 +1,55 @@
+import { DomainError } from '../../shared/errors.js';
+import { MAX_HOURS, type TraceFilterArgs } from './trace.inputs.js';
+
+/** A WHERE clause with `?` placeholders and its values. */
+export interface SqlFilter {
+  where: string;
+  params: unknown[];
+  since: Date;
+  until: Date;
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The measurement-time window: from `since` when given, else `hours` (default `defaultHours`)
+ * before `until` (default now). The window always bounds the partitions a query reads.
+ */
+export function windowOf(args: { since?: Date | null; until?: Date | null; hours?: number | null }, defaultHours: number, now = new Date()) {
+  const until = args.until ?? now;
+  const since = args.since ?? new Date(until.getTime() - (args.hours ?? defaultHours) * 3_600_000);
+  if (since.getTime() >= until.getTime()) {
+    throw new DomainError('BAD_USER_INPUT', 'since must be before until', { param: 'since', reason: 'invalid_parameter' });
+  }
+  if (args.hours != null && (args.hours < 1 || args.hours > MAX_HOURS)) {
+    throw new DomainError('BAD_USER_INPUT', `hours must be from 1 to ${MAX_HOURS}`, { param: 'hours', reason: 'invalid_parameter' });
+  }
+  return { since, until };
+}
+
+/** The spec's filters as SQL on the trace row's own columns (each has its index). */
+export function traceFilter(args: TraceFilterArgs & { hours?: number | null }, defaultHours: number, alias = 't'): SqlFilter {
+  const { since, until } = windowOf(args, defaultHours);
+  const conditions = [`${alias}.measured_at >= ?`, `${alias}.measured_at < ?`];
+  const params: unknown[] = [since, until];
+  const add = (sql: string, value: unknown) => {
+    conditions.push(sql);
+    params.push(value);
+  };
+  if (args.direction) add(`${alias}.direction = ?`, args.direction);
+  if (args.status) add(`${alias}.status = ?`, args.status);
+  if (args.probe_country) add(`${alias}.probe_country = ?`, args.probe_country.toUpperCase());
+  if (args.probe_city) add(`${alias}.probe_city = ?`, args.probe_city);
+  if (args.probe_asn != null) add(`${alias}.probe_asn = ?`, args.probe_asn);
+  if (args.target_ip) add(`${alias}.target_ip = ?`, args.target_ip);
+  if (args.target_city) add(`${alias}.target_city = ?`, args.target_city);
+  if (args.target_domain) add(`${alias}.target_domain ilike ?`, `%${escapeLike(args.target_domain.toLowerCase())}%`);
+  if (args.min_anomaly != null) add(`${alias}.anomaly_score >= ?`, args.min_anomaly);
+  return { where: conditions.join(' and '), params, since, until };
+}
+
+/** `?` placeholders as pg's `$1, $2, ...` (the filter SQL has no other question marks). */
+export function numbered(sql: string, offset = 0): string {
+  let n = offset;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
