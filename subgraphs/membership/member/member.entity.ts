@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
-import { DateTimeResolver, LocalDateResolver } from 'graphql-scalars';
+import { DateTimeResolver, JSONObjectResolver, LocalDateResolver } from 'graphql-scalars';
 import type { Mode } from '../../shared/principal.js';
-import { MemberStatus, memberStatusOn } from './member-status.js';
+import { MemberStatus, memberStatusOf, type MemberState } from './member-status.js';
 
 /**
  * A member of an account's organisation. Every row carries its account and mode, so test-mode
@@ -14,13 +14,15 @@ import { MemberStatus, memberStatusOn } from './member-status.js';
 @Directive('@key(fields: "id")')
 @Entity({ tableName: 'member' })
 @Index({ name: 'member_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
+@Index({ name: 'member_scope_period_end_index', properties: ['accountId', 'mode', 'periodEnd'] })
+@Index({ name: 'member_scope_category_index', properties: ['accountId', 'mode', 'categoryId', 'createdAt'] })
 @Index({
   name: 'member_scope_email_unique',
   expression:
     'create unique index "member_scope_email_unique" on "membership"."member" ("account_id", "mode", "email") where "deleted_at" is null',
 })
 export class Member {
-  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status';
+  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status' | 'state';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -45,6 +47,43 @@ export class Member {
   @Property({ type: 'string', length: 40, nullable: true })
   phone?: string | null;
 
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  addressLine1?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 200, nullable: true })
+  addressLine2?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 100, nullable: true })
+  city?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 100, nullable: true })
+  region?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'string', length: 20, nullable: true })
+  postalCode?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'ISO 3166-1 alpha-2 country code.' })
+  @Property({ type: 'string', length: 2, nullable: true })
+  country?: string | null;
+
+  @Field(() => JSONObjectResolver, { nullable: true, description: "The organisation's own fields: an object of strings, numbers and booleans." })
+  @Property({ type: 'json', nullable: true })
+  customFields?: Record<string, string | number | boolean | null> | null;
+
+  /** No category: a free yearly membership, rolling from the join date, no grace days. */
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  categoryId?: string | null;
+
+  /** pending, current, suspended or cancelled; `status` adds the dates to it. */
+  @Property({ type: 'string', length: 10 })
+  state: MemberState = 'current';
+
   /** Calendar dates (YYYY-MM-DD): a membership period is a matter of days, not instants. */
   @Field(() => LocalDateResolver)
   @Property({ type: 'date' })
@@ -54,9 +93,14 @@ export class Member {
   @Property({ type: 'date' })
   periodStart!: string;
 
-  @Field(() => LocalDateResolver)
-  @Property({ type: 'date' })
-  periodEnd!: string;
+  @Field(() => LocalDateResolver, { nullable: true, description: 'Last day of the paid period; null for lifetime members.' })
+  @Property({ type: 'date', nullable: true })
+  periodEnd!: string | null;
+
+  /** periodEnd plus the category's grace days: the last day of GRACE. Kept with every period change. */
+  @Field(() => LocalDateResolver, { nullable: true, description: 'Last day of the grace period; null for lifetime members.' })
+  @Property({ type: 'date', nullable: true })
+  graceEndsOn!: string | null;
 
   @Field(() => DateTimeResolver)
   @Property({ type: 'datetime' })
@@ -77,6 +121,6 @@ export class Member {
 
   @Field(() => MemberStatus)
   get status(): MemberStatus {
-    return memberStatusOn(this.periodEnd);
+    return memberStatusOf(this);
   }
 }

@@ -1,5 +1,8 @@
-import { Args, Arg, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
-import type { SubgraphContext } from '../../shared/context.js';
+import DataLoader from 'dataloader';
+import { Args, Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
+import { loaderFor, type SubgraphContext } from '../../shared/context.js';
+import { CategoryService } from '../category/category.service.js';
+import { MemberCategory } from '../category/member-category.entity.js';
 import { DeletedMember } from './deleted-member.js';
 import { Member } from './member.entity.js';
 import { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
@@ -10,7 +13,7 @@ const service = (ctx: SubgraphContext) => new MemberService(ctx.em, ctx.principa
 
 @Resolver(() => Member)
 export class MemberResolver {
-  @Query(() => MemberPage, { description: 'Members of the account, newest first.' })
+  @Query(() => MemberPage, { description: 'Members of the account; newest first unless `sort` says otherwise.' })
   members(@Args(() => MembersArgs) args: MembersArgs, @Ctx() ctx: SubgraphContext): Promise<MemberPage> {
     return service(ctx).list(args);
   }
@@ -18,6 +21,13 @@ export class MemberResolver {
   @Query(() => Member, { nullable: true })
   member(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member | null> {
     return service(ctx).find(id);
+  }
+
+  @FieldResolver(() => MemberCategory, { nullable: true })
+  category(@Root() member: Member, @Ctx() ctx: SubgraphContext): Promise<MemberCategory | null> {
+    if (!member.categoryId) return Promise.resolve(null);
+    const loader = loaderFor(ctx, 'memberCategory.byId', () => new DataLoader<string, MemberCategory | null>((ids) => new CategoryService(ctx.em, ctx.principal).findMany(ids)));
+    return loader.load(member.categoryId);
   }
 
   @Mutation(() => Member)
@@ -35,8 +45,28 @@ export class MemberResolver {
     return service(ctx).archive(id);
   }
 
-  @Mutation(() => Member, { description: 'Extends the membership by one period.' })
+  @Mutation(() => Member, { description: 'Adds one period of the category and invoices its fee.' })
   renewMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
     return service(ctx).renew(id);
+  }
+
+  @Mutation(() => Member, { description: 'PENDING → current, e.g. when the first fee was waived or paid elsewhere.' })
+  activateMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
+    return service(ctx).transition(id, 'activate');
+  }
+
+  @Mutation(() => Member, { description: 'ACTIVE, GRACE or LAPSED → SUSPENDED.' })
+  suspendMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
+    return service(ctx).transition(id, 'suspend');
+  }
+
+  @Mutation(() => Member, { description: 'SUSPENDED → current (ACTIVE, GRACE or LAPSED by its dates).' })
+  reinstateMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
+    return service(ctx).transition(id, 'reinstate');
+  }
+
+  @Mutation(() => Member, { description: 'Any status but CANCELLED → CANCELLED, which is final.' })
+  cancelMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
+    return service(ctx).transition(id, 'cancel');
   }
 }

@@ -3,23 +3,85 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../shared/principal.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { DomainError } from '../../shared/errors.js';
+import { UUID, type Page } from '../../shared/pagination.js';
+import { AuditService } from '../audit/audit.service.js';
+import { CategoryPeriod } from '../category/category-period.js';
+import { CategoryService } from '../category/category.service.js';
+import type { MemberCategory } from '../category/member-category.entity.js';
+import { InvoiceKind } from '../finance/invoice/invoice-status.js';
+import { InvoiceService } from '../finance/invoice/invoice.service.js';
 import { Member } from './member.entity.js';
-import { MemberEmailTakenError } from './member.errors.js';
-import { paginate, UUID, type Page } from '../../shared/pagination.js';
-import type { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
-import { MemberStatus, today } from './member-status.js';
-import { isCalendarDate, nextYearlyPeriodEnd, yearlyPeriodFrom } from './member-period.js';
+import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError } from './member.errors.js';
+import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
+import { pageMembers } from './member-list.js';
+import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period, type PeriodRule } from './member-period.js';
+import { MemberSort } from './member-sort.js';
+import { MemberStatus, memberStatusOf, statusConditions, today, type MemberState } from './member-status.js';
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/** Explicit lifecycle actions: the statuses each may start from and the state it leaves. */
+export const MEMBER_TRANSITIONS = {
+  activate: { from: [MemberStatus.PENDING], to: 'current', verb: 'activated' },
+  suspend: { from: [MemberStatus.ACTIVE, MemberStatus.GRACE, MemberStatus.LAPSED], to: 'suspended', verb: 'suspended' },
+  reinstate: { from: [MemberStatus.SUSPENDED], to: 'current', verb: 'reinstated' },
+  cancel: {
+    from: [MemberStatus.PENDING, MemberStatus.ACTIVE, MemberStatus.GRACE, MemberStatus.LAPSED, MemberStatus.SUSPENDED],
+    to: 'cancelled',
+    verb: 'cancelled',
+  },
+} as const satisfies Record<string, { from: readonly MemberStatus[]; to: MemberState; verb: string }>;
+
+export type MemberAction = keyof typeof MEMBER_TRANSITIONS;
+
+/** Statuses a renewal starts from. */
+const RENEWABLE: readonly MemberStatus[] = [MemberStatus.ACTIVE, MemberStatus.GRACE, MemberStatus.LAPSED];
+
+/** What the audit trail keeps of a member. */
+export function memberSnapshot(m: Member): Record<string, unknown> {
+  return {
+    status: m.status,
+    state: m.state,
+    name: m.name,
+    email: m.email,
+    categoryId: m.categoryId ?? null,
+    periodStart: m.periodStart,
+    periodEnd: m.periodEnd,
+    graceEndsOn: m.graceEndsOn,
+  };
+}
+
+function checkCustomFields(fields: Record<string, unknown> | null | undefined): void {
+  if (fields == null) return;
+  const entries = Object.entries(fields);
+  if (entries.length > 50) throw new DomainError('BAD_USER_INPUT', 'customFields may have at most 50 fields', { param: 'customFields', reason: 'invalid_parameter' });
+  for (const [key, value] of entries) {
+    const ok = value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value.length <= 1000);
+    if (!ok || key.length > 100) {
+      throw new DomainError('BAD_USER_INPUT', `customFields.${key} must be a string (up to 1000 characters), number, boolean or null`, {
+        param: 'customFields',
+        reason: 'invalid_parameter',
+      });
+    }
+  }
+}
+
+function checkDate(value: string | null | undefined, param: string): void {
+  if (value != null && !isCalendarDate(value)) throw new DomainError('BAD_USER_INPUT', `${param} must be a date (YYYY-MM-DD)`, { param, reason: 'invalid_parameter' });
+}
+
 /** Members of the principal's account and mode: every query here is scoped to both. */
 export class MemberService {
+  private readonly audit: AuditService;
+
   constructor(
     private readonly em: EntityManager,
     private readonly principal: Principal,
-  ) {}
+  ) {
+    this.audit = new AuditService(em, principal);
+  }
 
   private get scope() {
     return { accountId: this.principal.accountId, mode: this.principal.mode, deletedAt: null };
@@ -27,13 +89,24 @@ export class MemberService {
 
   async list(args: MembersArgs): Promise<Page<Member>> {
     const where: FilterQuery<Member>[] = [this.scope];
-    if (args.status === MemberStatus.ACTIVE) where.push({ periodEnd: { $gte: today() } });
-    if (args.status === MemberStatus.LAPSED) where.push({ periodEnd: { $lt: today() } });
+    // The same conditions `Member.status` evaluates when a member is read.
+    if (args.status) where.push(statusConditions(today())[args.status] as FilterQuery<Member>);
+    if (args.categoryId) {
+      if (!UUID.test(args.categoryId)) return { data: [], hasMore: false, nextCursor: null };
+      where.push({ categoryId: args.categoryId });
+    }
     if (args.search) {
       const pattern = `%${escapeLike(args.search)}%`;
       where.push({ $or: [{ name: { $ilike: pattern } }, { email: { $ilike: pattern } }] });
     }
-    return paginate(this.em, Member, where, args);
+    for (const [param, value] of Object.entries({ joinedFrom: args.joinedFrom, joinedTo: args.joinedTo, expiringFrom: args.expiringFrom, expiringTo: args.expiringTo })) {
+      checkDate(value, param);
+    }
+    if (args.joinedFrom) where.push({ joinedOn: { $gte: args.joinedFrom } });
+    if (args.joinedTo) where.push({ joinedOn: { $lte: args.joinedTo } });
+    if (args.expiringFrom) where.push({ periodEnd: { $gte: args.expiringFrom } });
+    if (args.expiringTo) where.push({ periodEnd: { $lte: args.expiringTo } });
+    return pageMembers(this.em, where, args.sort ?? MemberSort.CREATED_AT_DESC, args);
   }
 
   /** One member, or null when it does not exist in this account and mode. */
@@ -60,67 +133,157 @@ export class MemberService {
     return member;
   }
 
+  /**
+   * Creates a member with its first period from the join date. A member of a category with a
+   * fee starts PENDING with an open invoice for that period; paying it (or `activate`) makes
+   * the member current. Free members start current.
+   */
   async create(args: CreateMemberArgs): Promise<Member> {
     const joinedOn = args.joinedOn ?? today();
-    if (!isCalendarDate(joinedOn)) {
-      throw new DomainError('BAD_USER_INPUT', 'joinedOn must be a date (YYYY-MM-DD)', { param: 'joinedOn' });
+    checkDate(joinedOn, 'joinedOn');
+    checkCustomFields(args.customFields);
+    const email = args.email.trim().toLowerCase();
+    try {
+      return await this.em.transactional(async (em) => {
+        const category = args.categoryId ? await new CategoryService(em, this.principal).get(args.categoryId, 'categoryId') : null;
+        const paying = category !== null && category.feeAmount > 0;
+        const period = periodFrom(ruleOf(category), joinedOn);
+        const member = em.create(Member, {
+          accountId: this.principal.accountId,
+          mode: this.principal.mode,
+          name: args.name.trim(),
+          email,
+          ...profileOf(args),
+          categoryId: category?.id ?? null,
+          state: paying ? 'pending' : 'current',
+          joinedOn,
+          ...withGrace(period, category),
+        });
+        const service = new MemberService(em, this.principal);
+        service.audit.record('member', member.id, 'member.created', null, memberSnapshot(member));
+        if (paying) await new InvoiceService(em, this.principal).createForPeriod(member, category, period, InvoiceKind.MEMBERSHIP);
+        return member;
+      });
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new MemberEmailTakenError(email);
+      throw error;
     }
-    const member = this.em.create(Member, {
-      accountId: this.principal.accountId,
-      mode: this.principal.mode,
-      name: args.name.trim(),
-      email: args.email.trim().toLowerCase(),
-      phone: args.phone ?? null,
-      joinedOn,
-      ...yearlyPeriodFrom(joinedOn),
-    });
-    await this.flushUnique(member.email);
-    return member;
   }
 
   async update(args: UpdateMemberArgs): Promise<Member> {
+    checkCustomFields(args.customFields);
     const member = await this.get(args.id);
+    const before = memberSnapshot(member);
     if (args.name != null) member.name = args.name.trim();
     if (args.email != null) member.email = args.email.trim().toLowerCase();
-    if (args.phone !== undefined) member.phone = args.phone;
-    await this.flushUnique(member.email);
+    Object.assign(member, profileOf(args, true));
+    if (args.categoryId !== undefined && args.categoryId !== member.categoryId) {
+      const category = args.categoryId ? await new CategoryService(this.em, this.principal).get(args.categoryId, 'categoryId') : null;
+      if ((category?.period === CategoryPeriod.LIFETIME) !== (member.periodEnd === null)) {
+        throw new DomainError('CONFLICT', 'A member moves between lifetime and periodic categories only by a new membership', {
+          param: 'categoryId',
+          reason: 'category_change_not_allowed',
+        });
+      }
+      member.categoryId = category?.id ?? null;
+      member.graceEndsOn = member.periodEnd === null ? null : addDays(member.periodEnd, category?.graceDays ?? 0);
+    }
+    this.audit.record('member', member.id, 'member.updated', before, memberSnapshot(member));
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new MemberEmailTakenError(member.email);
+      throw error;
+    }
     return member;
   }
 
   /** Archives the member: it leaves lists and lookups, and its email can be used again. */
   async archive(id: string): Promise<{ id: string; deleted: boolean }> {
     const member = await this.get(id);
+    const before = memberSnapshot(member);
     member.deletedAt = new Date();
+    this.audit.record('member', member.id, 'member.archived', before, { ...memberSnapshot(member), archived: true });
     await this.em.flush();
     return { id: member.id, deleted: true };
   }
 
-  /**
-   * Extends the membership by one period: from the current end while the member is active,
-   * from today once it has lapsed. The row is locked so concurrent renewals each count.
-   */
-  async renew(id: string): Promise<Member> {
-    if (!UUID.test(id)) throw new NotFoundError('member', id);
+  /** Runs a lifecycle action on the locked member, or 409 illegal_transition. */
+  async transition(id: string, action: MemberAction): Promise<Member> {
     return this.em.transactional(async (em) => {
-      const member = await em.findOne(Member, { id, ...this.scope }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!member) throw new NotFoundError('member', id);
-      const now = today();
-      if (member.periodEnd >= now) {
-        // Renewing early adds a year to the paid-through date; the current period goes on.
-        member.periodEnd = nextYearlyPeriodEnd(member.periodEnd);
-      } else {
-        Object.assign(member, yearlyPeriodFrom(now));
-      }
+      const service = new MemberService(em, this.principal);
+      const member = await service.lock(id);
+      service.apply(member, action);
       return member;
     });
   }
 
-  private async flushUnique(email: string): Promise<void> {
-    try {
-      await this.em.flush();
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new MemberEmailTakenError(email);
-      throw error;
-    }
+  /** Activates the pending member whose first invoice was just paid, in the caller's transaction. */
+  async activateOnPayment(memberId: string): Promise<void> {
+    const { deletedAt: _archivedToo, ...scope } = this.scope;
+    const member = await this.em.findOne(Member, { id: memberId, ...scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (member?.status === MemberStatus.PENDING) this.apply(member, 'activate');
   }
+
+  /**
+   * Adds one period. ACTIVE or GRACE: from the current end (the current period goes on).
+   * LAPSED: a new period from today. A FIXED category's periods end before its fixed date. The
+   * fee is invoiced (open, due when the new period starts); the row lock makes concurrent
+   * renewals each count.
+   */
+  async renew(id: string): Promise<Member> {
+    return this.em.transactional(async (em) => {
+      const service = new MemberService(em, this.principal);
+      const member = await service.lock(id);
+      if (member.periodEnd === null) throw new LifetimeRenewalError();
+      const status = member.status;
+      if (!RENEWABLE.includes(status)) throw new IllegalMemberTransitionError('renewed', status);
+      const category = member.categoryId ? await new CategoryService(em, this.principal).get(member.categoryId, 'categoryId') : null;
+      const before = memberSnapshot(member);
+      const added: Period =
+        status === MemberStatus.LAPSED ? periodFrom(ruleOf(category), today()) : periodFrom(ruleOf(category), addDays(member.periodEnd, 1));
+      if (status === MemberStatus.LAPSED) member.periodStart = added.periodStart;
+      Object.assign(member, { periodEnd: added.periodEnd, graceEndsOn: withGrace(added, category).graceEndsOn });
+      const invoice =
+        category && category.feeAmount > 0 ? await new InvoiceService(em, this.principal).createForPeriod(member, category, added, InvoiceKind.RENEWAL) : null;
+      service.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId: invoice?.id ?? null });
+      return member;
+    });
+  }
+
+  private async lock(id: string): Promise<Member> {
+    if (!UUID.test(id)) throw new NotFoundError('member', id);
+    const member = await this.em.findOne(Member, { id, ...this.scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!member) throw new NotFoundError('member', id);
+    return member;
+  }
+
+  private apply(member: Member, action: MemberAction): void {
+    const rule = MEMBER_TRANSITIONS[action];
+    const status = memberStatusOf(member);
+    if (!(rule.from as readonly MemberStatus[]).includes(status)) throw new IllegalMemberTransitionError(rule.verb, status);
+    const before = memberSnapshot(member);
+    member.state = rule.to;
+    this.audit.record('member', member.id, `member.${rule.verb}`, before, memberSnapshot(member));
+  }
+}
+
+function ruleOf(category: MemberCategory | null): PeriodRule {
+  return category?.periodRule ?? DEFAULT_PERIOD_RULE;
+}
+
+function withGrace(period: Period, category: MemberCategory | null): Period & { graceEndsOn: string | null } {
+  return { ...period, graceEndsOn: period.periodEnd === null ? null : addDays(period.periodEnd, category?.graceDays ?? 0) };
+}
+
+/** The profile fields given; with `partial`, only those present (null clears). */
+function profileOf(args: MemberProfileArgs, partial = false): Partial<Member> {
+  const keys = ['phone', 'addressLine1', 'addressLine2', 'city', 'region', 'postalCode', 'country', 'customFields'] as const;
+  const profile: Record<string, unknown> = {};
+  for (const key of keys) {
+    const value = args[key];
+    if (partial && value === undefined) continue;
+    profile[key] = key === 'country' && typeof value === 'string' ? value.toUpperCase() : (value ?? null);
+  }
+  return profile as Partial<Member>;
 }

@@ -192,8 +192,9 @@ describe('createMember', () => {
     const endsToday = await createMember(principal, { name: 'Today', email: uniqueEmail() });
     const endedYesterday = await createMember(principal, { name: 'Yesterday', email: uniqueEmail() });
     // Set the ends directly, so the rule is tested apart from the period arithmetic.
-    await sql('update membership.member set period_end = ? where id = ?', [TODAY, endsToday.id]);
-    await sql('update membership.member set period_end = ? where id = ?', [utcDate(Y, M, D - 1), endedYesterday.id]);
+    // No category: no grace days, so the grace period ends with the period.
+    await sql('update membership.member set period_end = ?, grace_ends_on = ? where id = ?', [TODAY, TODAY, endsToday.id]);
+    await sql('update membership.member set period_end = ?, grace_ends_on = ? where id = ?', [utcDate(Y, M, D - 1), utcDate(Y, M, D - 1), endedYesterday.id]);
     const status = async (id: string) => ok(await run<{ member: MemberView }>(subgraph, principal, GET, { id })).member.status;
     expect(await status(endsToday.id)).toBe('ACTIVE');
     expect(await status(endedYesterday.id)).toBe('LAPSED');

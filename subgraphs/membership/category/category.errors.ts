@@ -1,0 +1,20 @@
+import { DomainError } from '../../shared/errors.js';
+
+export class CategoryNameTakenError extends DomainError {
+  constructor(name: string) {
+    super('CONFLICT', `A category named "${name}" already exists`, { param: 'name', reason: 'category_name_taken' });
+  }
+}
+
+export class InvalidCategoryError extends DomainError {
+  constructor(param: string, message: string) {
+    super('BAD_USER_INPUT', message, { param, reason: 'invalid_parameter' });
+  }
+}
+
+/** A category argument that names no category of this account and mode. */
+export class CategoryNotFoundError extends DomainError {
+  constructor(id: string, param: string) {
+    super('NOT_FOUND', `No member category with id "${id}"`, { param, reason: 'member_category_not_found' });
+  }
+}

@@ -1,0 +1,66 @@
+import { IsIn, IsOptional, Length, Matches, Max, Min } from 'class-validator';
+import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
+import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
+import { CategoryPeriod, RenewalBasis } from './category-period.js';
+
+@ArgsType()
+export class CreateMemberCategoryArgs {
+  @Field(() => String)
+  @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
+  name!: string;
+
+  @Field(() => Int, { description: 'Fee per period in minor units (0 for a free category).' })
+  @Min(0)
+  @Max(100_000_000)
+  feeAmount!: number;
+
+  @Field(() => String, { description: 'ISO 4217 code, e.g. EUR.' })
+  @Matches(/^[A-Za-z]{3}$/, { message: 'currency must be a three-letter ISO 4217 code' })
+  currency!: string;
+
+  @Field(() => CategoryPeriod)
+  @IsIn(Object.values(CategoryPeriod))
+  period!: CategoryPeriod;
+
+  @Field(() => Int, { nullable: true, description: 'Required with EVERY_N_YEARS: 2 to 99.' })
+  @IsOptional()
+  @Min(2)
+  @Max(99)
+  periodYears?: number | null;
+
+  @Field(() => RenewalBasis, { nullable: true, description: 'Defaults to ROLLING.' })
+  @IsOptional()
+  renewalBasis?: RenewalBasis | null;
+
+  @Field(() => Int, { nullable: true, description: 'Required with FIXED: month of the fixed date, 1-12.' })
+  @IsOptional()
+  @Min(1)
+  @Max(12)
+  fixedMonth?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'Required with FIXED: day of the fixed date, 1-28.' })
+  @IsOptional()
+  @Min(1)
+  @Max(28)
+  fixedDay?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'Defaults to 0.' })
+  @IsOptional()
+  @Min(0)
+  @Max(366)
+  graceDays?: number | null;
+}
+
+@ArgsType()
+export class MemberCategoriesArgs {
+  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
+  @IsOptional()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit?: number | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  after?: string | null;
+}

@@ -1,0 +1,89 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../../shared/principal.js';
+import { paginate, UUID, type Page } from '../../shared/pagination.js';
+import { AuditService } from '../audit/audit.service.js';
+import { CategoryPeriod, RenewalBasis } from './category-period.js';
+import { CategoryNameTakenError, CategoryNotFoundError, InvalidCategoryError } from './category.errors.js';
+import type { CreateMemberCategoryArgs, MemberCategoriesArgs } from './category.inputs.js';
+import { MemberCategory } from './member-category.entity.js';
+
+/** What the audit trail keeps of a category. */
+export function categorySnapshot(c: MemberCategory): Record<string, unknown> {
+  const { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays } = c;
+  return { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays };
+}
+
+/** Member categories of the principal's account and mode. */
+export class CategoryService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly principal: Principal,
+  ) {}
+
+  private get scope() {
+    return { accountId: this.principal.accountId, mode: this.principal.mode };
+  }
+
+  list(args: MemberCategoriesArgs): Promise<Page<MemberCategory>> {
+    return paginate(this.em, MemberCategory, [this.scope], args);
+  }
+
+  async find(id: string): Promise<MemberCategory | null> {
+    if (!UUID.test(id)) return null;
+    return this.em.findOne(MemberCategory, { id, ...this.scope });
+  }
+
+  async findMany(ids: readonly string[]): Promise<(MemberCategory | null)[]> {
+    const valid = ids.filter((id) => UUID.test(id));
+    const rows = valid.length ? await this.em.find(MemberCategory, { id: { $in: valid }, ...this.scope }) : [];
+    const byId = new Map(rows.map((c) => [c.id, c]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  /** The category named by `param`, or a 404 naming that parameter. */
+  async get(id: string, param = 'id'): Promise<MemberCategory> {
+    const category = await this.find(id);
+    if (!category) throw new CategoryNotFoundError(id, param);
+    return category;
+  }
+
+  async create(args: CreateMemberCategoryArgs): Promise<MemberCategory> {
+    const basis = args.renewalBasis ?? RenewalBasis.ROLLING;
+    if (args.period === CategoryPeriod.EVERY_N_YEARS && args.periodYears == null) {
+      throw new InvalidCategoryError('periodYears', 'periodYears is required when period is EVERY_N_YEARS');
+    }
+    if (args.period !== CategoryPeriod.EVERY_N_YEARS && args.periodYears != null) {
+      throw new InvalidCategoryError('periodYears', 'periodYears is only for period EVERY_N_YEARS');
+    }
+    if (basis === RenewalBasis.FIXED) {
+      if (args.period === CategoryPeriod.LIFETIME) {
+        throw new InvalidCategoryError('renewalBasis', 'A lifetime category has no renewal date');
+      }
+      if (args.fixedMonth == null) throw new InvalidCategoryError('fixedMonth', 'fixedMonth is required with renewalBasis FIXED');
+      if (args.fixedDay == null) throw new InvalidCategoryError('fixedDay', 'fixedDay is required with renewalBasis FIXED');
+    } else if (args.fixedMonth != null || args.fixedDay != null) {
+      throw new InvalidCategoryError(args.fixedMonth != null ? 'fixedMonth' : 'fixedDay', 'fixedMonth and fixedDay are only for renewalBasis FIXED');
+    }
+    const category = this.em.create(MemberCategory, {
+      ...this.scope,
+      name: args.name.trim(),
+      feeAmount: args.feeAmount,
+      currency: args.currency.toUpperCase(),
+      period: args.period,
+      periodYears: args.periodYears ?? null,
+      renewalBasis: basis,
+      fixedMonth: args.fixedMonth ?? null,
+      fixedDay: args.fixedDay ?? null,
+      graceDays: args.graceDays ?? 0,
+    });
+    new AuditService(this.em, this.principal).record('member_category', category.id, 'member_category.created', null, categorySnapshot(category));
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new CategoryNameTakenError(category.name);
+      throw error;
+    }
+    return category;
+  }
+}
