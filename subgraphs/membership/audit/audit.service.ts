@@ -6,6 +6,14 @@ import type { AuditEventsArgs } from './audit.inputs.js';
 
 type Snapshot = Record<string, unknown> | null;
 
+// Events of one transaction are recorded within the same millisecond; a clock that always moves
+// forward (by a millisecond at most per event) keeps their order in the trail, which sorts by time.
+let lastStamp = 0;
+function monotonicNow(): Date {
+  lastStamp = Math.max(Date.now(), lastStamp + 1);
+  return new Date(lastStamp);
+}
+
 /** The audit trail of the principal's account and mode. */
 export class AuditService {
   constructor(
@@ -24,6 +32,7 @@ export class AuditService {
       action,
       before: before && jsonSafe(before),
       after: after && jsonSafe(after),
+      createdAt: monotonicNow(),
     });
     this.em.persist(event);
     return event;

@@ -1,5 +1,5 @@
 import { Field, InputType, Int, ObjectType } from '../../../shared/type-graphql.js';
-import { IsInt, Length, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Length, Max, Min } from 'class-validator';
 
 /** One line of an invoice; stored with the invoice, never changed once it is finalised. */
 @ObjectType()
@@ -24,6 +24,7 @@ export class InvoiceLineInput {
   description!: string;
 
   @Field(() => Int, { nullable: true, description: 'Defaults to 1.' })
+  @IsOptional()
   @IsInt()
   @Min(1)
   @Max(1_000_000)
