@@ -1,0 +1,123 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openIdentityStore } from '../../../platform/identity/index.js';
+import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
+import { sharedIpEnricher } from '../../../subgraphs/traceroute/enrichment/ip-enricher.js';
+import { createTraceExportHandler, CSV_COLUMNS } from '../../../subgraphs/traceroute/export/trace-export.handler.js';
+import { createTracerouteSubgraph } from '../../../subgraphs/traceroute/index.js';
+import { SyntheticTraceGenerator } from '../../../subgraphs/traceroute/ingest/synthetic-generator.js';
+import { TraceImporter } from '../../../subgraphs/traceroute/ingest/trace-importer.js';
+import { createTestDatabase } from '../../support/database.js';
+import { TEST_SECRET } from '../../support/subgraph-harness.js';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let identityOrm: MikroORM;
+let subgraph: Subgraph;
+let server: http.Server;
+let base: string;
+let handler: ReturnType<typeof createTraceExportHandler>;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  identityOrm = await openIdentityStore(db.url);
+  subgraph = await createTracerouteSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+  const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), 3);
+  // 1,500 over two days: the default 24-hour window holds about half.
+  await new TraceImporter(subgraph.orm.em.fork(), await sharedIpEnricher()).store(generator.generate(1500, { days: 2 }));
+  handler = createTraceExportHandler({ basePath: '/v1/public', databaseUrl: db.url });
+  const app = express();
+  app.use((req, _res, next) => {
+    (req as unknown as { id: string }).id = 'req_test';
+    next();
+  });
+  app.use(handler);
+  app.use((_req, res) => void res.status(404).end());
+  server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/public/traces/export`;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  await handler?.close();
+  await subgraph?.close();
+  await identityOrm?.close(true);
+  await db?.drop();
+});
+
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), (field = '');
+    else if (c === '\n') row.push(field), rows.push(row), (row = []), (field = '');
+    else field += c;
+  }
+  return rows;
+}
+
+describe('GET /v1/public/traces/export', () => {
+  it('answers JSON by default: the last 24 hours, newest first, hops included', async () => {
+    const response = await fetch(base);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    const body = (await response.json()) as { data: { trace_id: string; measured_at: string; hops: unknown[]; anomaly: object }[] };
+    expect(body.data.length).toBeGreaterThan(500);
+    expect(body.data.length).toBeLessThanOrEqual(1000);
+    const since = Date.now() - 24 * 3_600_000 - 60_000;
+    expect(body.data.every((t) => Date.parse(t.measured_at) >= since)).toBe(true);
+    const times = body.data.map((t) => Date.parse(t.measured_at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(body.data.every((t) => Array.isArray(t.hops) && t.hops.length > 0 && 'rtt_inflation' in t.anomaly)).toBe(true);
+  });
+
+  it('answers CSV with the documented columns, hops as JSON text, limit and filters applied', async () => {
+    const response = await fetch(`${base}?format=csv&limit=50&direction=pk_to_outside&min_anomaly=0.05&hours=48`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/csv');
+    const [header, ...rows] = parseCsv(await response.text());
+    expect(header).toEqual([...CSV_COLUMNS.map(([name]) => name), 'hops']);
+    expect(rows).toHaveLength(50);
+    for (const row of rows) {
+      expect(row[header.indexOf('direction')]).toBe('pk_to_outside');
+      expect(Number(row[header.indexOf('anomaly_score')])).toBeGreaterThanOrEqual(0.05);
+      expect(Array.isArray(JSON.parse(row[header.indexOf('hops')]))).toBe(true);
+    }
+  });
+
+  it('leaves the hops out with include_hops=false and allows up to 10,000 traces', async () => {
+    const json = (await (await fetch(`${base}?include_hops=false&hours=48&limit=10000`)).json()) as { data: object[] };
+    expect(json.data).toHaveLength(1500);
+    expect(json.data.every((t) => !('hops' in t))).toBe(true);
+    const csv = await (await fetch(`${base}?format=csv&include_hops=false&limit=1`)).text();
+    expect(parseCsv(csv)[0]).not.toContain('hops');
+  });
+
+  it.each([
+    ['format', 'format=xml'], ['limit', 'limit=10001'], ['limit', 'limit=0'], ['limit', 'limit=ten'], ['hours', 'hours=721'],
+    ['min_anomaly', 'min_anomaly=2'], ['direction', 'direction=sideways'], ['include_hops', 'include_hops=yes'], ['since', 'since=yesterday'],
+  ])('answers 400 invalid_parameter naming %s', async (param, query) => {
+    const response = await fetch(`${base}?${query}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param, request_id: 'req_test' });
+  });
+
+  it('quotes filter values safely into the COPY statement', async () => {
+    const response = await fetch(`${base}?format=csv&target_domain=${encodeURIComponent("x'); drop table traceroute.trace; --")}`);
+    expect(response.status).toBe(200);
+    expect(parseCsv(await response.text())).toHaveLength(1);
+    const count = await subgraph.orm.em.getConnection().execute('select count(*)::int as n from "traceroute"."trace"');
+    expect(count[0].n).toBe(1500);
+  });
+});
