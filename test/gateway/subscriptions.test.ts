@@ -112,3 +112,44 @@ describe('graphql-ws through the gateway', () => {
     expect(JSON.stringify(answer)).toMatch(/token/i);
   });
 });
+
+describe('chat messages through the gateway', () => {
+  const gql = async (key: string, query: string, variables: Record<string, unknown> = {}) => {
+    const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    return body.data;
+  };
+
+  it("delivers each message once, in order, with the sender's job postings from the marketplace, until the subscriber leaves", async () => {
+    const live = await platform.issueKey('chat-gw', 'live');
+    const member = async (name: string) =>
+      (await gql(live, 'mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name.toLowerCase()}@example.org` })).createMember.id as string;
+    const [ann, bob] = [await member('Ann'), await member('Bob')];
+    await gql(live, 'mutation($p: ID!) { createJobPosting(title: "Editor", description: "x", postedBy: $p) { id } }', { p: ann });
+    const channel = (
+      await gql(live, 'mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "board", private: true, memberIds: $m) { id } }', { a: ann, m: [bob] })
+    ).createChatChannel.id as string;
+
+    const client = wsClient(live);
+    const sub = collect<{ data: { m: { text: string; from: { name: string; jobs: { title: string }[] } } } }>(
+      client,
+      'subscription($me: ID!, $c: ID!) { m: messageAdded(asMember: $me, channelId: $c) { text from: sender { name jobs: jobPostings { title } } } }',
+      { me: bob, c: channel },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const send = (text: string) =>
+      gql(live, 'mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: ann, c: channel, t: text });
+    for (const text of ['one', 'two', 'three']) await send(text);
+    await until(() => sub.results.length >= 3);
+    expect(sub.results.map((r) => r.data.m)).toEqual(
+      ['one', 'two', 'three'].map((text) => ({ text, from: { name: 'Ann', jobs: [{ title: 'Editor' }] } })),
+    );
+
+    await gql(live, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: bob, c: channel });
+    await send('after bob left');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sub.results).toHaveLength(3);
+    await sub.stop();
+  });
+});
