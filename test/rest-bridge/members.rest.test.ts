@@ -30,7 +30,7 @@ interface MemberBody {
   createdAt: string;
   updatedAt: string;
   livemode: boolean;
-  status: 'ACTIVE' | 'LAPSED';
+  status: 'PENDING' | 'ACTIVE' | 'GRACE' | 'LAPSED' | 'SUSPENDED' | 'CANCELLED';
 }
 
 interface PageBody {
@@ -107,6 +107,17 @@ describe('the member routes', () => {
       updatedAt: expect.any(String),
       livemode: true,
       status: 'ACTIVE',
+      graceEndsOn: utcDate(Y + 1, M, D - 1),
+      categoryId: null,
+      category: null,
+      addressLine1: null,
+      addressLine2: null,
+      city: null,
+      region: null,
+      postalCode: null,
+      country: null,
+      customFields: null,
+      jobPostings: [],
     });
     expect(await body(await getMember(key, created.id), 200)).toEqual(created);
   });
@@ -229,6 +240,18 @@ describe('the member routes', () => {
       '/members': ['get', 'post'],
       '/members/{id}': ['delete', 'get', 'put'],
       '/members/{id}/renew': ['post'],
+      '/invoices': ['get', 'post'],
+      '/payments': ['post'],
+      '/refunds': ['post'],
+      '/finance/reports': ['get'],
+      '/events': ['get', 'post'],
+      '/events/{id}': ['get'],
+      '/events/{id}/register': ['post'],
+      '/events/{id}/attendees': ['get'],
+      '/events/{id}/check-in': ['post'],
+      '/chat/channels': ['get'],
+      '/chat/send': ['post'],
+      '/chat/messages': ['get'],
       '/jobs': ['get', 'post'],
       '/jobs/{id}': ['get'],
     });
