@@ -11,6 +11,11 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.updateMember': { method: 'PUT', path: '/members/:id' },
   'Mutation.deleteMember': { method: 'DELETE', path: '/members/:id' },
   'Mutation.renewMember': { method: 'POST', path: '/members/:id/renew' },
+  'Query.invoices': { method: 'GET', path: '/invoices' },
+  'Mutation.createInvoice': { method: 'POST', path: '/invoices', responseStatus: 201 },
+  'Mutation.createPayment': { method: 'POST', path: '/payments', responseStatus: 201 },
+  'Mutation.createRefund': { method: 'POST', path: '/refunds', responseStatus: 201 },
+  'Query.financeReport': { method: 'GET', path: '/finance/reports' },
   'Query.events': { method: 'GET', path: '/events' },
   'Query.event': { method: 'GET', path: '/events/:id', resource: 'event' },
   'Mutation.createEvent': { method: 'POST', path: '/events', responseStatus: 201 },
@@ -29,4 +34,4 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'InvoicePage.data'];

@@ -7,13 +7,19 @@ import { ChatMessageResolver } from './chat/chat-message.resolver.js';
 import { chatChannelReference, chatMessageReference } from './chat/chat.reference.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
+import { CategoryResolver } from './category/category.resolver.js';
+import { InvoiceResolver } from './finance/invoice/invoice.resolver.js';
+import { PaymentResolver } from './finance/payment/payment.resolver.js';
+import { RefundResolver } from './finance/refund/refund.resolver.js';
+import { ReportResolver } from './finance/report/report.resolver.js';
+import { AuditResolver } from './audit/audit.resolver.js';
 import { EventResolver } from './event/event.resolver.js';
 import { AttendeeResolver } from './event/attendee.resolver.js';
 
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference },
   kinds: ['live', 'test'],
 };

@@ -1,4 +1,13 @@
 import { Member } from './member/member.entity.js';
+import { MemberCategory } from './category/member-category.entity.js';
+import { Invoice } from './finance/invoice/invoice.entity.js';
+import { InvoiceSequence } from './finance/invoice/invoice-sequence.entity.js';
+import { Payment } from './finance/payment/payment.entity.js';
+import { Refund } from './finance/refund/refund.entity.js';
+import { AuditEvent } from './audit/audit-event.entity.js';
+import { Migration20261122030000Categories } from './migrations/Migration20261122030000Categories.js';
+import { Migration20261122031000Finance } from './migrations/Migration20261122031000Finance.js';
+import { Migration20261122032000Audit } from './migrations/Migration20261122032000Audit.js';
 import { Event } from './event/event.entity.js';
 import { Attendee } from './event/attendee.entity.js';
 import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
@@ -12,10 +21,13 @@ import { Migration20261122040000Chat } from './migrations/Migration2026112204000
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },
     { name: 'Migration20261122040000Chat', class: Migration20261122040000Chat },
+    { name: 'Migration20261122030000Categories', class: Migration20261122030000Categories },
+    { name: 'Migration20261122031000Finance', class: Migration20261122031000Finance },
+    { name: 'Migration20261122032000Audit', class: Migration20261122032000Audit },
   ],
 };
