@@ -49,6 +49,8 @@ export interface PlatformConfig {
   /** Caps on graphql-ws subscriptions at the gateway, and its keep-alive ping interval. */
   subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number };
   introspection: boolean;
+  /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
+  webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -129,6 +131,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       perSocket: countFromEnv(env, 'SUBSCRIPTIONS_PER_SOCKET', 100),
       perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),
       keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
+    },
+    webhooks: {
+      allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),
     },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };

@@ -7,6 +7,7 @@ import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.j
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from './identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
+import { ChatWebhookWorker } from '../subgraphs/membership/webhook/chat-webhook.worker.js';
 
 export interface RunningPlatform {
   graphqlUrl: string;
@@ -54,13 +55,24 @@ export async function startSubgraphService(
   pubsub: PlatformPubSub,
 ): Promise<RunningService & { close(): Promise<void> }> {
   const child = logger.child({ service: name });
-  const subgraph = await SUBGRAPH_FACTORIES[name]({ databaseUrl, internalSecret: config.internalSecret, identityOrm, logger: child, pubsub });
+  const subgraph = await SUBGRAPH_FACTORIES[name]({
+    databaseUrl,
+    internalSecret: config.internalSecret,
+    identityOrm,
+    logger: child,
+    pubsub,
+    webhooks: config.webhooks,
+  });
+  // Chat webhooks leave from the membership service; every instance polls the shared outbox.
+  const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], logger: child });
+    webhookWorker?.start();
     return {
       ...service,
       stop: service.stop,
       close: async () => {
+        await webhookWorker?.stop();
         await service.stop();
         await subgraph.close();
       },

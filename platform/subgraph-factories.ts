@@ -4,12 +4,12 @@ import { createInferenceSubgraph } from '../subgraphs/inference/index.js';
 import { createMembershipSubgraph } from '../subgraphs/membership/index.js';
 import { createTracerouteSubgraph } from '../subgraphs/traceroute/index.js';
 import type { Subgraph, SubgraphOptions } from '../subgraphs/shared/subgraph.js';
-import type { SubgraphName } from './config.js';
+import type { PlatformConfig, SubgraphName } from './config.js';
 
 /** How to build each subgraph; the membership one also needs the key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
-  (options: SubgraphOptions & { identityOrm: MikroORM }) => Promise<Subgraph>
+  (options: SubgraphOptions & { identityOrm: MikroORM; webhooks?: PlatformConfig['webhooks'] }) => Promise<Subgraph>
 > = {
   membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: createMarketplaceSubgraph,

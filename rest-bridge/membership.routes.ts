@@ -25,6 +25,7 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.chatChannels': { method: 'GET', path: '/chat/channels' },
   'Mutation.sendChatMessage': { method: 'POST', path: '/chat/send', responseStatus: 201 },
   'Query.chatMessages': { method: 'GET', path: '/chat/messages' },
+  'Mutation.createChatWebhook': { method: 'POST', path: '/chat/webhooks', responseStatus: 201 },
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
@@ -34,4 +35,4 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'InvoicePage.data'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data'];

@@ -5,6 +5,8 @@ import { membershipOrmOptions } from './mikro-orm.config.js';
 import { ChatChannelResolver } from './chat/chat-channel.resolver.js';
 import { ChatMessageResolver } from './chat/chat-message.resolver.js';
 import { chatChannelReference, chatMessageReference } from './chat/chat.reference.js';
+import { ChatWebhookResolver } from './webhook/chat-webhook.resolver.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings, type WebhookSettingsContext } from './webhook/webhook-settings.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
 import { CategoryResolver } from './category/category.resolver.js';
@@ -19,12 +21,16 @@ import { AttendeeResolver } from './event/attendee.resolver.js';
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference },
   kinds: ['live', 'test'],
 };
 
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
-export function createMembershipSubgraph(options: KeyStoreSubgraphOptions): Promise<Subgraph<KeyStoreContext>> {
-  return createSubgraph(membershipParts, options, withKeyStore(options.identityOrm));
+export function createMembershipSubgraph(
+  options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings },
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext>> {
+  const withKeys = withKeyStore(options.identityOrm);
+  const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+  return createSubgraph(membershipParts, options, (base) => ({ ...withKeys(base), webhookSettings }));
 }

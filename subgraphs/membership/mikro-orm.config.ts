@@ -10,18 +10,22 @@ import { Migration20261122031000Finance } from './migrations/Migration2026112203
 import { Migration20261122032000Audit } from './migrations/Migration20261122032000Audit.js';
 import { Event } from './event/event.entity.js';
 import { Attendee } from './event/attendee.entity.js';
-import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
-import { Migration20261122033000Events } from './migrations/Migration20261122033000Events.js';
 import { ChatChannel } from './chat/chat-channel.entity.js';
 import { ChatChannelMember } from './chat/chat-channel-member.entity.js';
 import { ChatMessage } from './chat/chat-message.entity.js';
 import { ChatMessageRevision } from './chat/chat-message-revision.entity.js';
 import { Migration20261122040000Chat } from './migrations/Migration20261122040000Chat.js';
+import { ChatWebhook } from './webhook/chat-webhook.entity.js';
+import { ChatWebhookDelivery } from './webhook/chat-webhook-delivery.entity.js';
+import { ChatWebhookAttempt } from './webhook/chat-webhook-attempt.entity.js';
+import { Migration20261122041000Webhooks } from './migrations/Migration20261122041000Webhooks.js';
+import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
+import { Migration20261122033000Events } from './migrations/Migration20261122033000Events.js';
 
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },
@@ -29,5 +33,6 @@ export const membershipOrmOptions = {
     { name: 'Migration20261122030000Categories', class: Migration20261122030000Categories },
     { name: 'Migration20261122031000Finance', class: Migration20261122031000Finance },
     { name: 'Migration20261122032000Audit', class: Migration20261122032000Audit },
+    { name: 'Migration20261122041000Webhooks', class: Migration20261122041000Webhooks },
   ],
 };

@@ -7,6 +7,8 @@ import { ChatChannelMember } from './chat-channel-member.entity.js';
 import { ChatChannelVisibility } from './chat-channel-visibility.js';
 import { ChatChannel } from './chat-channel.entity.js';
 import { ChannelNameTakenError, NotChannelMemberError } from './chat.errors.js';
+import { enqueueWebhookEvent } from '../webhook/webhook-outbox.js';
+import { channelWebhookData } from './chat-webhook-data.js';
 import type { ChatChannelsArgs, CreateChatChannelArgs, JoinChatChannelArgs, LeaveChatChannelArgs } from './chat.inputs.js';
 
 /** Chat channels of the principal's account and mode, seen by the acting member. */
@@ -53,6 +55,7 @@ export class ChatChannelService {
           createdById: creator.id,
         });
         for (const memberId of memberIds) em.create(ChatChannelMember, { channelId: channel.id, memberId });
+        await enqueueWebhookEvent(em, this.access.scope, 'channel.created', channelWebhookData(channel, [...memberIds]));
         await em.flush();
         return channel;
       });
@@ -78,6 +81,7 @@ export class ChatChannelService {
     try {
       await this.em.transactional(async (em) => {
         em.create(ChatChannelMember, { channelId: channel.id, memberId: joiner.id });
+        await enqueueWebhookEvent(em, this.access.scope, 'channel.member_joined', { channelId: channel.id, memberId: joiner.id, addedById: actor.id });
         await em.flush();
       });
     } catch (error) {
@@ -91,8 +95,12 @@ export class ChatChannelService {
   async leave(args: LeaveChatChannelArgs): Promise<ChatChannel> {
     const actor = await this.access.activeMember(args.asMember);
     const channel = await this.access.visibleChannel(args.channelId, actor.id);
-    const removed = await this.em.transactional((em) => em.nativeDelete(ChatChannelMember, { channelId: channel.id, memberId: actor.id }));
-    if (removed === 0) throw new NotChannelMemberError(channel.id);
+    await this.em.transactional(async (em) => {
+      const removed = await em.nativeDelete(ChatChannelMember, { channelId: channel.id, memberId: actor.id });
+      if (removed === 0) throw new NotChannelMemberError(channel.id);
+      await enqueueWebhookEvent(em, this.access.scope, 'channel.member_left', { channelId: channel.id, memberId: actor.id });
+      await em.flush();
+    });
     return channel;
   }
 }

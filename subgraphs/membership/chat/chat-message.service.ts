@@ -24,6 +24,9 @@ import {
   UnknownMemberError,
   UnknownRecipientError,
 } from './chat.errors.js';
+import { enqueueWebhookEvent } from '../webhook/webhook-outbox.js';
+import type { WebhookEventType } from '../webhook/webhook-event-type.js';
+import { messageWebhookData } from './chat-webhook-data.js';
 import type { ChatMessagesArgs, DeleteChatMessageArgs, EditChatMessageArgs, SendChatMessageArgs } from './chat.inputs.js';
 
 function checkText(text: string): string {
@@ -97,6 +100,7 @@ export class ChatMessageService {
             conversationKey: conversationKey(sender.id, recipient.id),
             text,
           });
+          await this.outbox(em, 'message.created', created);
           await em.flush();
           return created;
         });
@@ -128,6 +132,7 @@ export class ChatMessageService {
             text,
             createdAt,
           });
+          await this.outbox(em, 'message.created', created);
           await em.flush();
           return created;
         });
@@ -138,6 +143,7 @@ export class ChatMessageService {
         if (args.channelId) throw new ChatTargetError('channelId', 'A BROADCAST message goes to every member; it takes no channelId');
         message = await this.em.transactional(async (em) => {
           const created = em.create(ChatMessage, { ...this.access.scope, kind: ChatMessageMode.BROADCAST, senderId: sender.id, text });
+          await this.outbox(em, 'message.created', created);
           await em.flush();
           return created;
         });
@@ -174,6 +180,11 @@ export class ChatMessageService {
     });
   }
 
+  /** The webhook outbox rows of a change, in its transaction. */
+  private outbox(em: EntityManager, type: WebhookEventType, message: ChatMessage): Promise<void> {
+    return enqueueWebhookEvent(em, this.access.scope, type, messageWebhookData(message));
+  }
+
   private async change(asMember: string, id: string, apply: (message: ChatMessage, em: EntityManager) => void): Promise<ChatMessage> {
     const member = await this.access.activeMember(asMember);
     if (!UUID.test(id)) throw new MessageNotFoundError(id);
@@ -183,6 +194,7 @@ export class ChatMessageService {
       if (message.senderId !== member.id) throw new NotMessageSenderError();
       if (message.deletedAt) throw new MessageDeletedError(id);
       apply(message, em);
+      await this.outbox(em, message.deletedAt ? 'message.deleted' : 'message.updated', message);
       await em.flush();
       return message;
     });

@@ -180,9 +180,9 @@ describe('messageAdded', () => {
     const { principal, a, c } = await account();
     const secret = await newChannel(subgraph, principal, a, 'secret', { private: true });
     const unknown = await subscribeAs(principal, { asMember: '00000000-0000-4000-8000-ffffffffffff' });
-    expect('error' in unknown && unknown.error.errors?.[0].extensions).toMatchObject({ reason: 'unknown_member' });
+    expect('error' in unknown && unknown.error?.errors?.[0].extensions).toMatchObject({ reason: 'unknown_member' });
     const hidden = await subscribeAs(principal, { asMember: c, channelId: secret });
-    expect('error' in hidden && hidden.error.errors?.[0].extensions).toMatchObject({ reason: 'channel_not_found' });
+    expect('error' in hidden && hidden.error?.errors?.[0].extensions).toMatchObject({ reason: 'channel_not_found' });
   });
 
   it('ends at once when the client unsubscribes, with no event pending', async () => {

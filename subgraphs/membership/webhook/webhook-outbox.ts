@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Mode } from '../../shared/principal.js';
+import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';
+import { ChatWebhook } from './chat-webhook.entity.js';
+import type { WebhookEventType } from './webhook-event-type.js';
+
+/**
+ * Writes one outbox row per enabled endpoint of the account that takes `type`, through `em`:
+ * call it inside the transaction of the change, so the event commits (or not) with it.
+ */
+export async function enqueueWebhookEvent(
+  em: EntityManager,
+  scope: { accountId: string; mode: Mode },
+  type: WebhookEventType,
+  data: Record<string, unknown>,
+): Promise<void> {
+  const endpoints = await em.find(ChatWebhook, { ...scope, disabledAt: null, eventTypes: { $contains: [type] } }, { fields: ['id'] });
+  if (!endpoints.length) return;
+  const eventId = `msg_${randomUUID().replace(/-/g, '')}`;
+  const payload = JSON.stringify({ type, timestamp: new Date().toISOString(), data: { ...data, livemode: scope.mode === 'live' } });
+  for (const endpoint of endpoints) {
+    em.create(ChatWebhookDelivery, { webhookId: endpoint.id, ...scope, eventId, eventType: type, payload });
+  }
+}
