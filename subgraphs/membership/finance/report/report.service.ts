@@ -30,7 +30,7 @@ interface FactRow {
  * the time they were made (UTC). Outstanding and overdue are today's open balances of the
  * invoices issued in the window.
  */
-const REPORT_SQL = `
+export const REPORT_SQL = `
 with window_bounds as (
   select ?::date as first_day, ?::date as last_day,
          (?::date)::timestamp at time zone 'UTC' as starts, ((?::date) + 1)::timestamp at time zone 'UTC' as ends
