@@ -27,7 +27,7 @@ export class TraceResolver {
   }
 
   @Mutation(() => TraceImportReportType, {
-    description: 'Admin: imports RIPE Atlas results (JSON array, JSON lines or {results: [...]}) or scamper2 JSON lines, at most 10 MiB.',
+    description: 'Admin: imports RIPE Atlas results (JSON array, JSON lines or {results: [...]}) or scamper2 JSON lines, at most 1 MiB (larger files: the command-line import).',
   })
   importTraces(@Arg('content', () => String) content: string, @Ctx() ctx: SubgraphContext): Promise<TraceImportReportType> {
     return service(ctx).import(ctx.principal, content);

@@ -12,8 +12,8 @@ import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET, type TracesA
 import type { TracePage } from './trace-page.js';
 import type { TraceStatsType } from './trace-stats.type.js';
 
-/** The largest content the GraphQL import accepts; bigger files go through the command-line tool. */
-export const MAX_IMPORT_CONTENT = 10 * 1024 * 1024;
+/** The largest content the GraphQL import accepts: the request body limit of the edge and the subgraph (1 MB) binds first anyway; bigger files go through the command-line tool. */
+export const MAX_IMPORT_CONTENT = 1024 * 1024;
 
 /** Every column but hops, which a search reads only with include_hops. */
 const SUMMARY_COLUMNS = `t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af,

@@ -370,8 +370,8 @@ describe('importTraces', () => {
     expect(done.data!.importTraces).toEqual({ read: 1, stored: 1, duplicates: 0, skipped: [{ position: 'line 3', reason: expect.stringMatching(/^not JSON/) }] });
   });
 
-  it('refuses content over 10 MiB', async () => {
-    const result = await run(subgraph, principalFor('ops', 'admin'), IMPORT, { content: 'x'.repeat(10 * 1024 * 1024 + 1) });
+  it('refuses content over 1 MiB', async () => {
+    const result = await run(subgraph, principalFor('ops', 'admin'), IMPORT, { content: 'x'.repeat(1024 * 1024 + 1) });
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'content' });
   });
 });
