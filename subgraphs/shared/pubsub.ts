@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { Redis } from 'ioredis';
@@ -15,7 +16,10 @@ export interface PlatformPubSub {
  */
 export function createPlatformPubSub(redisUrl?: string): PlatformPubSub {
   if (!redisUrl) {
-    const pubSub = createPubSub<Record<string, [unknown]>>();
+    // One listener per subscriber on a topic is expected: thousands on a busy channel are no leak.
+    const eventTarget = new EventTarget();
+    setMaxListeners(0, eventTarget);
+    const pubSub = createPubSub<Record<string, [unknown]>>({ eventTarget });
     return {
       publish: (topic, payload) => pubSub.publish(topic, payload),
       subscribe: (topic) => pubSub.subscribe(topic),

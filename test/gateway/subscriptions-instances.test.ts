@@ -65,6 +65,28 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
     await reading;
     await client.dispose();
   });
+
+  it('delivers a chat message sent through one instance to a subscriber on the other', async () => {
+    const key = await first.issueKey('chat-instances', 'live');
+    const gql = async (query: string, variables: Record<string, unknown> = {}) =>
+      ((await (await first.request('/graphql', { method: 'POST', key, json: { query, variables } })).json()) as { data: any }).data;
+    const ann = (await gql('mutation { createMember(name: "Ann", email: "ann@example.org") { id } }')).createMember.id;
+    const bob = (await gql('mutation { createMember(name: "Bob", email: "bob@example.org") { id } }')).createMember.id;
+    const channel = (await gql('mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "x", memberIds: $m) { id } }', { a: ann, m: [bob] })).createChatChannel.id;
+    const client = subscriber(second.graphqlUrl, key);
+    const seen: unknown[] = [];
+    const iterator = client.iterate({ query: 'subscription($b: ID!, $c: ID!) { messageAdded(asMember: $b, channelId: $c) { text sender { name } } }', variables: { b: bob, c: channel } });
+    const reading = (async () => {
+      for await (const result of iterator) seen.push(result);
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    await gql('mutation($a: ID!, $c: ID!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: "across") { id } }', { a: ann, c: channel });
+    await until(() => seen.length === 1);
+    expect(seen).toEqual([{ data: { messageAdded: { text: 'across', sender: { name: 'Ann' } } } }]);
+    await iterator.return?.();
+    await reading;
+    await client.dispose();
+  });
 });
 
 describe('websocket lifecycle', () => {
