@@ -227,7 +227,7 @@ describe('the member routes', () => {
     expect(await body(await getMember(key, created.id), 200)).toMatchObject({ periodEnd: renewed.periodEnd });
   });
 
-  it('serves exactly the member and job paths of the specification in openapi.json', async () => {
+  it('serves exactly the membership paths of the specification in openapi.json', async () => {
     const key = await freshKey();
     const spec = await body<{ openapi: string; servers: { url: string }[]; paths: Record<string, Record<string, unknown>> }>(
       await platform.request('/api/v1/openapi.json', { key }),
@@ -252,6 +252,7 @@ describe('the member routes', () => {
       '/chat/channels': ['get'],
       '/chat/send': ['post'],
       '/chat/messages': ['get'],
+      '/chat/webhooks': ['post'],
       '/jobs': ['get', 'post'],
       '/jobs/{id}': ['get'],
     });
