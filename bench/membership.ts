@@ -91,7 +91,7 @@ try {
   );
   await sql.query('create temp table bench_member as select id, category_id, row_number() over (order by created_at) as rn from membership.member where account_id = $1', [accountId]);
   const invoices = Math.ceil(payments / 4);
-  // Invoices of 12,000 paid in four payments of 3,000; every tenth one is still owed its last payment.
+  // Invoices paid in four payments of 3,000: 12,000 (paid), or 15,000 for every tenth (still open, 3,000 owed).
   await sql.query(
     `create temp table bench_invoice as
      select gen_random_uuid() as id, i, m.id as member_id, m.category_id, current_date - (random() * 730)::int as issued_on
@@ -102,10 +102,10 @@ try {
     `insert into membership.invoice (id, account_id, mode, number, member_id, category_id, kind, status, currency, lines, total, amount_paid, amount_refunded, issued_on, due_on, paid_at, created_at, updated_at)
      select id, $1, 'live', 'INV-' || lpad(i::text, 7, '0'), member_id, category_id, 'renewal',
             case when i % 10 = 0 then 'open' else 'paid' end, 'EUR',
-            '[{"description":"Membership","quantity":1,"unitAmount":12000,"amount":12000}]'::jsonb, 12000,
-            case when i % 10 = 0 then 9000 else 12000 end, 0, issued_on, issued_on + 30,
+            jsonb_build_array(jsonb_build_object('description', 'Membership', 'quantity', 1, 'unitAmount', t.total, 'amount', t.total)), t.total,
+            12000, 0, issued_on, issued_on + 30,
             case when i % 10 = 0 then null else now() end, issued_on::timestamp at time zone 'UTC', now()
-       from bench_invoice`,
+       from bench_invoice, lateral (select case when i % 10 = 0 then 15000 else 12000 end as total) t`,
     [accountId],
   );
   await sql.query(`insert into membership.invoice_sequence (account_id, mode, last_number) values ($1, 'live', $2)`, [accountId, invoices]);
@@ -114,7 +114,7 @@ try {
      select gen_random_uuid(), $1, 'live', v.id, v.member_id, v.category_id, 3000, 'EUR', 'card',
             (v.issued_on + k * 7)::timestamp at time zone 'UTC' + make_interval(hours => (v.i + k) % 24), 0, now()
        from bench_invoice v, generate_series(0, 3) k
-      where not (v.i % 10 = 0 and k = 3) and (v.i - 1) * 4 + k < $2::int`,
+      where (v.i - 1) * 4 + k < $2::int`,
     [accountId, payments],
   );
   await sql.query(
