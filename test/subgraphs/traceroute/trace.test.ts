@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ExecutionResult } from 'graphql';
@@ -14,7 +15,8 @@ import { TraceSource } from '../../../subgraphs/traceroute/trace/trace-source.js
 import { createTestDatabase } from '../../support/database.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
 
-const DATA = '/work/shared/data/traceroute';
+/** The real samples, in the shared folder beside the repository (../shared/data/traceroute). */
+const DATA = path.resolve(import.meta.dirname, '../../../../shared/data/traceroute');
 const sample = (name: string) => `${DATA}/${name}`;
 const NOW = new Date();
 
