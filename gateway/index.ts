@@ -12,7 +12,8 @@ import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
 import type { RateLimits, RestBases } from '../platform/config.js';
 import { createRestBridge } from '../rest-bridge/index.js';
-import { membershipExpanded, membershipRoutes } from '../rest-bridge/membership.routes.js';
+import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
+import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
 import {
   membershipErrorFormat,
@@ -156,12 +157,15 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     bases.membership,
     guard(membershipInterface(rateLimits)),
     idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat) }),
+    // GET /finance/reports?format=csv: the same report as CSV; sofa answers JSON only.
+    financeReportCsv({ basePath: bases.membership, apollo }),
     createRestBridge({
       basePath: bases.membership,
       schema: apiSchema,
       apollo,
       routes: membershipRoutes,
       expanded: membershipExpanded,
+      hidden: membershipHidden,
       title: 'Membership Management Platform API',
       description: 'Members, events, finance, documents, chat, jobs and tenders. Served from the federated graph.',
       errorFormat: membershipErrorFormat,

@@ -25,6 +25,8 @@ export interface RestBridgeOptions {
   routes: BridgeRoutes;
   /** `Type.field` paths whose objects are expanded instead of being cut to `{id}`. */
   expanded?: string[];
+  /** `Type.field` paths left out of every REST representation (fields that would fan out). */
+  hidden?: string[];
   title: string;
   description: string;
   /** The specification's error body. */
@@ -61,12 +63,14 @@ async function send(response: globalThis.Response, req: Request, res: ExpressRes
  * the principal the edge authenticated, so REST and GraphQL cannot drift apart.
  */
 export function createRestBridge(options: RestBridgeOptions) {
+  const hidden = new Set(options.hidden ?? []);
   // Sofa makes a route for every root field it sees: show it only the fields this spec maps.
   // Pruning drops the types no remaining field reaches, so the OpenAPI document shows only this spec.
   const schema = pruneSchema(
     filterSchema({
       schema: options.schema,
       rootFieldFilter: (operation, fieldName) => `${operation}.${fieldName}` in options.routes,
+      objectFieldFilter: (typeName, fieldName) => !hidden.has(`${typeName}.${fieldName}`),
     }),
   );
   const table = new RouteTable(options.basePath, options.routes, schema);

@@ -36,3 +36,9 @@ export const membershipRoutes: BridgeRoutes = {
  * and a job's poster, whose name a job board shows.
  */
 export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data'];
+
+/**
+ * Fields left out of the REST representations: a member's job postings live in another subgraph,
+ * and every member page would otherwise fan out to it.
+ */
+export const membershipHidden = ['Member.jobPostings'];

@@ -117,7 +117,6 @@ describe('the member routes', () => {
       postalCode: null,
       country: null,
       customFields: null,
-      jobPostings: [],
     });
     expect(await body(await getMember(key, created.id), 200)).toEqual(created);
   });
