@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import type { RateLimits, RestBases } from '../platform/config.js';
 import { createRestBridge } from '../rest-bridge/index.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
+import { createTraceExportHandler } from '../subgraphs/traceroute/export/trace-export.handler.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
 import {
@@ -171,9 +172,15 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       errorFormat: membershipErrorFormat,
     }),
   );
+  // The export streams PostgreSQL's COPY straight to the client (sofa cannot stream).
+  const traceExport = createTraceExportHandler({
+    basePath: bases.traceroute,
+    databaseUrl: String(options.identityOrm.config.get('clientUrl')),
+  });
   mount(
     bases.traceroute,
     guard(tracerouteInterface(rateLimits)),
+    traceExport,
     createRestBridge({
       basePath: bases.traceroute,
       schema: apiSchema,
@@ -244,6 +251,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       // Sockets first (closed with 1001, going away), then the HTTP drain.
       await websockets.dispose();
       await apollo.stop();
+      await traceExport.close();
       await redis?.quit();
     },
   };
