@@ -2,7 +2,8 @@ import type { SubgraphContext } from '../../shared/context.js';
 import { ChatAccess } from './chat-access.js';
 import { chatTopic, type ChatMessageEvent } from './chat-message-event.js';
 import { ChatMessageMode } from './chat-message-mode.js';
-import { ChatMessage } from './chat-message.entity.js';
+import type { ChatMessage } from './chat-message.entity.js';
+import { checksFor } from './message-event-checks.js';
 import { ChatTargetError, UnknownMemberError } from './chat.errors.js';
 
 export interface MessageAddedArgs {
@@ -55,17 +56,17 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
       for (let step = await source.next(); !step.done; step = await source.next()) {
         const event = step.value as ChatMessageEvent;
         if (!mightMatch(event, args, member.id)) continue;
-        const em = context.em.fork();
-        const fresh = new ChatAccess(em, context.principal);
-        const subscriber = await new ChatAccess(em, context.principal).anyMember(member.id);
+        // Every subscriber of this process checks the same event: the reads are batched.
+        const checks = checksFor(event, context);
+        const subscriber = await checks.member(member.id);
         // An archived member's subscriptions end.
         if (!subscriber || subscriber.deletedAt) return;
-        const message = await em.findOne(ChatMessage, { id: event.messageId, ...fresh.scope });
+        const message = await checks.message(event.messageId);
         if (!message) continue;
         if (message.kind === ChatMessageMode.CHANNEL) {
           const allowed = args.channelId
-            ? await fresh.mayRead(message, member.id)
-            : await fresh.isChannelMember(message.channelId!, member.id);
+            ? await checks.seesChannelMessage(message, member.id)
+            : await checks.isChannelMember(message.channelId!, member.id);
           if (!allowed) continue;
         }
         // The operation's context lives as long as the subscription: start each event's field

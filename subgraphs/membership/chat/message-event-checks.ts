@@ -1,0 +1,80 @@
+import DataLoader from 'dataloader';
+import type { SubgraphContext } from '../../shared/context.js';
+import type { Member } from '../member/member.entity.js';
+import { MemberService } from '../member/member.service.js';
+import { ChatChannelMember } from './chat-channel-member.entity.js';
+import { ChatChannelVisibility } from './chat-channel-visibility.js';
+import { ChatChannel } from './chat-channel.entity.js';
+import { ChatMessageMode } from './chat-message-mode.js';
+import { ChatMessage } from './chat-message.entity.js';
+
+/**
+ * The per-event checks of every `messageAdded` subscription in this process, batched: the bus
+ * hands the same event object to all subscribers of a topic in one tick, so their member,
+ * message, channel and membership reads become one statement each instead of one per subscriber.
+ * A fresh EntityManager per event keeps every check current.
+ */
+export class MessageEventChecks {
+  private readonly em;
+  private readonly members: DataLoader<string, Member | null>;
+  private readonly memberships: DataLoader<string, boolean>;
+  private readonly messages = new Map<string, Promise<ChatMessage | null>>();
+  private readonly channels = new Map<string, Promise<ChatChannel | null>>();
+
+  constructor(private readonly context: SubgraphContext) {
+    this.em = context.em.fork();
+    const scope = { accountId: context.principal.accountId, mode: context.principal.mode };
+    this.members = new DataLoader((ids) => new MemberService(this.em, context.principal).findMany(ids));
+    this.memberships = new DataLoader(async (keys) => {
+      const pairs = keys.map((key) => key.split('|') as [string, string]);
+      const rows = await this.em.find(ChatChannelMember, { $or: pairs.map(([channelId, memberId]) => ({ channelId, memberId })) }, { fields: ['channelId', 'memberId'] });
+      const found = new Set(rows.map((row) => `${row.channelId}|${row.memberId}`));
+      return keys.map((key) => found.has(key));
+    });
+    this.scope = scope;
+  }
+
+  private readonly scope: { accountId: string; mode: string };
+
+  member(id: string): Promise<Member | null> {
+    return this.members.load(id);
+  }
+
+  message(id: string): Promise<ChatMessage | null> {
+    let pending = this.messages.get(id);
+    if (!pending) {
+      pending = this.em.findOne(ChatMessage, { id, ...this.scope } as never);
+      this.messages.set(id, pending);
+    }
+    return pending;
+  }
+
+  isChannelMember(channelId: string, memberId: string): Promise<boolean> {
+    return this.memberships.load(`${channelId}|${memberId}`);
+  }
+
+  /** Whether `memberId` sees the channel message: a public channel, or one it belongs to. */
+  async seesChannelMessage(message: ChatMessage, memberId: string): Promise<boolean> {
+    if (message.kind !== ChatMessageMode.CHANNEL || !message.channelId) return false;
+    let channel = this.channels.get(message.channelId);
+    if (!channel) {
+      channel = this.em.findOne(ChatChannel, { id: message.channelId, ...this.scope } as never);
+      this.channels.set(message.channelId, channel);
+    }
+    const found = await channel;
+    if (!found) return false;
+    return found.visibility === ChatChannelVisibility.PUBLIC || this.isChannelMember(found.id, memberId);
+  }
+}
+
+const perEvent = new WeakMap<object, MessageEventChecks>();
+
+/** The checks of one event, shared by every subscription that receives it in this process. */
+export function checksFor(event: object, context: SubgraphContext): MessageEventChecks {
+  let checks = perEvent.get(event);
+  if (!checks) {
+    checks = new MessageEventChecks(context);
+    perEvent.set(event, checks);
+  }
+  return checks;
+}
