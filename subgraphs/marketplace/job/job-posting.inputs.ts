@@ -1,6 +1,6 @@
-import { IsOptional, IsUUID, Length, Matches, Max, Min } from 'class-validator';
-import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
+import { IsOptional, IsUUID, Length, Matches } from 'class-validator';
+import { ArgsType, Field, ID } from '../../shared/type-graphql.js';
+import { PageArgs } from '../../shared/page.args.js';
 
 @ArgsType()
 export class CreateJobPostingArgs {
@@ -24,14 +24,4 @@ export class CreateJobPostingArgs {
 }
 
 @ArgsType()
-export class JobPostingsArgs {
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
-}
+export class JobPostingsArgs extends PageArgs {}

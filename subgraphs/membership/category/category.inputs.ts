@@ -1,7 +1,7 @@
 import { IsIn, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
 import { CategoryPeriod, RenewalBasis } from './category-period.js';
+import { PageArgs } from '../../shared/page.args.js';
 
 @ArgsType()
 export class CreateMemberCategoryArgs {
@@ -53,14 +53,4 @@ export class CreateMemberCategoryArgs {
 }
 
 @ArgsType()
-export class MemberCategoriesArgs {
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  after?: string | null;
-}
+export class MemberCategoriesArgs extends PageArgs {}

@@ -1,7 +1,7 @@
-import { IsOptional, Length, Matches, Max, Min } from 'class-validator';
-import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
+import { IsOptional, Length, Matches } from 'class-validator';
+import { ArgsType, Field, ID } from '../../shared/type-graphql.js';
 import { ChatMessageMode } from './chat-message-mode.js';
+import { PageArgs } from '../../shared/page.args.js';
 
 // Flat arguments: the REST bridge maps a JSON body (POST /chat/send) straight onto them. Every
 // operation names the member who acts (`asMember`): API keys belong to the account, not to a person.
@@ -9,19 +9,9 @@ import { ChatMessageMode } from './chat-message-mode.js';
 const AS_MEMBER = 'The member on whose behalf the call is made (a member of the key\'s account and mode).';
 
 @ArgsType()
-export class ChatChannelsArgs {
+export class ChatChannelsArgs extends PageArgs {
   @Field(() => ID, { description: AS_MEMBER })
   asMember!: string;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
 }
 
 @ArgsType()
@@ -109,7 +99,7 @@ export class DeleteChatMessageArgs {
 }
 
 @ArgsType()
-export class ChatMessagesArgs {
+export class ChatMessagesArgs extends PageArgs {
   @Field(() => ID, { description: AS_MEMBER })
   asMember!: string;
 
@@ -121,14 +111,4 @@ export class ChatMessagesArgs {
 
   @Field(() => Boolean, { nullable: true, description: 'The broadcast announcements of the account.' })
   broadcasts?: boolean | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
 }

@@ -1,9 +1,9 @@
 import { IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { DateTimeResolver } from 'graphql-scalars';
 import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
 import { AttendeeStatus } from './attendee-status.js';
 import { EventStatus } from './event-status.js';
+import { PageArgs } from '../../shared/page.args.js';
 
 // Arguments are flat, so the REST bridge reads a JSON body straight into them; the event's id
 // is `id` wherever it is in the REST path (/events/{id}/register).
@@ -62,7 +62,7 @@ export class CreateEventArgs {
 }
 
 @ArgsType()
-export class EventsArgs {
+export class EventsArgs extends PageArgs {
   @Field(() => EventStatus, { nullable: true })
   status?: EventStatus | null;
 
@@ -71,16 +71,6 @@ export class EventsArgs {
 
   @Field(() => DateTimeResolver, { nullable: true, description: 'Only events starting before this instant.' })
   startsBefore?: Date | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
 }
 
 @ArgsType()
@@ -106,7 +96,7 @@ export class RegisterArgs {
 }
 
 @ArgsType()
-export class AttendeesArgs {
+export class AttendeesArgs extends PageArgs {
   @Field(() => ID, { description: 'The event.' })
   id!: string;
 
@@ -120,16 +110,6 @@ export class AttendeesArgs {
 
   @Field(() => Boolean, { nullable: true, description: 'true: guests only; false: members only.' })
   guest?: boolean | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
 }
 
 @ArgsType()

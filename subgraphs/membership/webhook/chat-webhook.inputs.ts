@@ -1,7 +1,7 @@
-import { ArrayMaxSize, ArrayMinSize, IsOptional, Length, Max, Min } from 'class-validator';
-import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../shared/pagination.js';
+import { ArrayMaxSize, ArrayMinSize, IsOptional, Length } from 'class-validator';
+import { ArgsType, Field, ID } from '../../shared/type-graphql.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-event-type.js';
+import { PageArgs } from '../../shared/page.args.js';
 
 @ArgsType()
 export class CreateChatWebhookArgs {
@@ -21,17 +21,7 @@ export class CreateChatWebhookArgs {
 }
 
 @ArgsType()
-export class ChatWebhooksArgs {
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true, description: 'The nextCursor of the previous page.' })
-  @IsOptional()
-  after?: string | null;
-}
+export class ChatWebhooksArgs extends PageArgs {}
 
 @ArgsType()
 export class ChatWebhookDeliveriesArgs extends ChatWebhooksArgs {

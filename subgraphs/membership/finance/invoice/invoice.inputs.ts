@@ -1,9 +1,9 @@
-import { ArrayMaxSize, ArrayMinSize, IsOptional, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsOptional, Length, Matches, ValidateNested } from 'class-validator';
 import { LocalDateResolver } from 'graphql-scalars';
-import { ArgsType, Field, ID, Int, registerEnumType } from '../../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../../shared/pagination.js';
+import { ArgsType, Field, ID, registerEnumType } from '../../../shared/type-graphql.js';
 import { InvoiceLineInput } from './invoice-line.js';
 import { InvoiceStatus } from './invoice-status.js';
+import { PageArgs } from '../../../shared/page.args.js';
 
 /** The states an invoice may be created in. */
 export enum NewInvoiceStatus {
@@ -43,7 +43,7 @@ export class CreateInvoiceArgs {
 }
 
 @ArgsType()
-export class InvoicesArgs {
+export class InvoicesArgs extends PageArgs {
   @Field(() => InvoiceStatus, { nullable: true })
   @IsOptional()
   status?: InvoiceStatus | null;
@@ -63,14 +63,4 @@ export class InvoicesArgs {
   @Field(() => Boolean, { nullable: true, description: 'Only OPEN invoices past their due date (true), or not (false).' })
   @IsOptional()
   overdue?: boolean | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  after?: string | null;
 }

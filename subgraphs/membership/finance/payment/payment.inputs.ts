@@ -1,8 +1,8 @@
-import { IsOptional, Length, Max, Min } from 'class-validator';
+import { IsOptional, Length, Min } from 'class-validator';
 import { DateTimeResolver } from 'graphql-scalars';
 import { ArgsType, Field, ID, Int } from '../../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../../shared/pagination.js';
 import { PaymentMethod } from './payment-method.js';
+import { PageArgs } from '../../../shared/page.args.js';
 
 @ArgsType()
 export class CreatePaymentArgs {
@@ -31,7 +31,7 @@ export class CreatePaymentArgs {
 }
 
 @ArgsType()
-export class PaymentsArgs {
+export class PaymentsArgs extends PageArgs {
   @Field(() => ID, { nullable: true })
   @IsOptional()
   invoiceId?: string | null;
@@ -39,14 +39,4 @@ export class PaymentsArgs {
   @Field(() => ID, { nullable: true })
   @IsOptional()
   memberId?: string | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  after?: string | null;
 }

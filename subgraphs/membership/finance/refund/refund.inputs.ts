@@ -1,6 +1,6 @@
-import { IsOptional, Length, Max, Min } from 'class-validator';
+import { IsOptional, Length, Min } from 'class-validator';
 import { ArgsType, Field, ID, Int } from '../../../shared/type-graphql.js';
-import { MAX_PAGE_SIZE } from '../../../shared/pagination.js';
+import { PageArgs } from '../../../shared/page.args.js';
 
 @ArgsType()
 export class CreateRefundArgs {
@@ -19,18 +19,8 @@ export class CreateRefundArgs {
 }
 
 @ArgsType()
-export class RefundsArgs {
+export class RefundsArgs extends PageArgs {
   @Field(() => ID, { nullable: true })
   @IsOptional()
   paymentId?: string | null;
-
-  @Field(() => Int, { nullable: true, description: `Page size, 1 to ${MAX_PAGE_SIZE}; default 20.` })
-  @IsOptional()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  after?: string | null;
 }
