@@ -3,27 +3,21 @@ import { createHash } from 'node:crypto';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdentityService } from '../../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import { signPrincipal, type KeyKind, type Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { run, TEST_SECRET } from '../../support/subgraph-harness.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let identityOrm: MikroORM;
 let subgraph: Subgraph;
+let testbed: MembershipTestbed;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  identityOrm = await openIdentityStore(db.url);
-  subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+  ({ identityOrm, subgraph } = testbed = await startMembershipSubgraph());
 });
 
 afterAll(async () => {
-  await subgraph?.close();
-  await identityOrm?.close(true);
-  await db?.drop();
+  await testbed?.close();
 });
 
 interface ApiKeyView {

@@ -1,27 +1,19 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { parse, subscribe } from 'graphql';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
-import { principalFor, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { principalFor } from '../../support/subgraph-harness.js';
 import { newChannel, newMember, send } from './chat-support.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let identityOrm: MikroORM;
 let subgraph: Subgraph;
+let testbed: MembershipTestbed;
 const statements: string[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  identityOrm = await openIdentityStore(db.url);
-  subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm, onQuery: (sql) => statements.push(sql) });
+  ({ subgraph } = testbed = await startMembershipSubgraph({ onQuery: (sql) => statements.push(sql) }));
 });
 afterAll(async () => {
-  await subgraph?.close();
-  await identityOrm?.close(true);
-  await db?.drop();
+  await testbed?.close();
 });
 
 it("checks one message for all of a channel's subscribers in a few statements, not a few per subscriber", async () => {

@@ -1,28 +1,20 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { parse, subscribe, type ExecutionResult } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
-import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { principalFor, run } from '../../support/subgraph-harness.js';
 import { newChannel, newMember, ok, send } from './chat-support.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let identityOrm: MikroORM;
 let subgraph: Subgraph;
+let testbed: MembershipTestbed;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  identityOrm = await openIdentityStore(db.url);
-  subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+  ({ subgraph } = testbed = await startMembershipSubgraph());
 });
 
 afterAll(async () => {
-  await subgraph?.close();
-  await identityOrm?.close(true);
-  await db?.drop();
+  await testbed?.close();
 });
 
 const MESSAGE_ADDED = parse(`subscription($asMember: ID!, $channelId: ID, $withMember: ID) {

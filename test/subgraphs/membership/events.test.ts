@@ -1,33 +1,20 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
-import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { principalFor, run } from '../../support/subgraph-harness.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let identityOrm: MikroORM;
 let subgraph: Subgraph;
+let testbed: MembershipTestbed;
 const statements: string[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  identityOrm = await openIdentityStore(db.url);
-  subgraph = await createMembershipSubgraph({
-    databaseUrl: db.url,
-    internalSecret: TEST_SECRET,
-    identityOrm,
-    onQuery: (sql) => statements.push(sql),
-  });
+  ({ subgraph } = testbed = await startMembershipSubgraph({ onQuery: (sql) => statements.push(sql) }));
 });
 
 afterAll(async () => {
-  await subgraph?.close();
-  await identityOrm?.close(true);
-  await db?.drop();
+  await testbed?.close();
 });
 
 interface AnalyticsView {

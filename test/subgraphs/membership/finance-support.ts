@@ -1,18 +1,14 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { expect } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
-import { run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { startMembershipSubgraph } from '../../support/membership-subgraph.js';
+import { run } from '../../support/subgraph-harness.js';
 
 /** A membership subgraph on a fresh database, with helpers for members, categories and money. */
 export async function startMembership() {
-  const db = await createTestDatabase();
-  const identityOrm: MikroORM = await openIdentityStore(db.url);
-  const subgraph: Subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+  const testbed = await startMembershipSubgraph();
+  const subgraph: Subgraph = testbed.subgraph;
 
   async function gql<T = Record<string, unknown>>(principal: Principal, source: string, variables?: Record<string, unknown>): Promise<ExecutionResult<T>> {
     return run<T>(subgraph, principal, source, variables);
@@ -42,11 +38,7 @@ export async function startMembership() {
     ok,
     fails,
     sql,
-    close: async () => {
-      await subgraph.close();
-      await identityOrm.close(true);
-      await db.drop();
-    },
+    close: testbed.close,
   };
 }
 

@@ -1,8 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { createMembershipSubgraph } from '../../../subgraphs/membership/index.js';
 import { ChatMessage } from '../../../subgraphs/membership/chat/chat-message.entity.js';
 import { ChatWebhookDelivery } from '../../../subgraphs/membership/webhook/chat-webhook-delivery.entity.js';
 import { ChatWebhookWorker } from '../../../subgraphs/membership/webhook/chat-webhook.worker.js';
@@ -10,14 +7,13 @@ import { checkWebhookTarget, isPrivateAddress } from '../../../subgraphs/members
 import { verifyWebhook } from '../../../subgraphs/membership/webhook/webhook-signature.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
-import { createTestDatabase } from '../../support/database.js';
-import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { principalFor, run } from '../../support/subgraph-harness.js';
 import { firstError, newChannel, newMember, ok, send } from './chat-support.js';
 import { startReceiver } from './webhook-receiver.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let identityOrm: MikroORM;
 let subgraph: Subgraph;
+let testbed: MembershipTestbed;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 /** Per path: statuses to answer in turn (the last one repeats); 'hang' never answers. */
 const script = new Map<string, (number | 'hang')[]>();
@@ -25,9 +21,7 @@ const script = new Map<string, (number | 'hang')[]>();
 const SETTINGS = { allowPrivateTargets: true, timeoutMs: 500 };
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  identityOrm = await openIdentityStore(db.url);
-  subgraph = await createMembershipSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm, webhooks: SETTINGS });
+  ({ subgraph } = testbed = await startMembershipSubgraph({ webhooks: SETTINGS }));
   receiver = await startReceiver((path, count) => {
     const answers = script.get(path) ?? [200];
     return answers[Math.min(count, answers.length) - 1];
@@ -36,9 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await subgraph?.close();
-  await identityOrm?.close(true);
-  await db?.drop();
+  await testbed?.close();
 });
 
 const CREATE = `mutation($url: String!, $eventTypes: [String!]!) {
