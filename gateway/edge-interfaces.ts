@@ -17,9 +17,14 @@ const MINUTE = 60;
 const HOUR = 3600;
 const DAY = 86400;
 
+/** The key of a `Bearer <key>` authorization value. */
+export function parseBearer(value: unknown): string | undefined {
+  return typeof value === 'string' ? value.match(/^Bearer\s+(\S+)\s*$/i)?.[1] : undefined;
+}
+
 /** `Authorization: Bearer <key>`. */
 export function bearerCredential(req: Request): string | undefined {
-  return req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+  return parseBearer(req.header('authorization'));
 }
 
 /** The traceroute API's key: the X-API-Key header, or the api_key query parameter. */

@@ -9,6 +9,8 @@ import { IdentityService } from '../../platform/identity/identity.service.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
 import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
+import { parseBearer } from '../edge-interfaces.js';
+import type { ApiKey } from '../../platform/identity/api-key.entity.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
 import { UpstreamClients } from './upstream-clients.js';
@@ -26,6 +28,8 @@ export const CLOSE_FORBIDDEN = 4403;
 
 interface SocketState {
   principal: Principal;
+  /** The key's own limits (traceroute keys) count over the socket too. */
+  key: ApiKey;
   upstream: UpstreamClients;
   subscriptions: number;
   requestId: string;
@@ -37,8 +41,7 @@ interface SocketContext extends EdgeContext {
 }
 
 function bearer(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
-  const raw = params?.authorization ?? params?.Authorization ?? (params?.headers as Record<string, unknown> | undefined)?.authorization;
-  return typeof raw === 'string' ? raw.match(/^Bearer\s+(\S+)\s*$/i)?.[1] : undefined;
+  return parseBearer(params?.authorization ?? params?.Authorization ?? (params?.headers as Record<string, unknown> | undefined)?.authorization);
 }
 
 function refuse(message: string, code: string, reason: string): readonly GraphQLError[] {
@@ -90,6 +93,7 @@ export function serveWebSockets(options: {
         connections += 1;
         sockets.set(socket, {
           principal: result.principal,
+          key: result.key,
           upstream: new UpstreamClients(options.subgraphUrls, result.principal, options.internalSecret),
           subscriptions: 0,
           requestId: `ws_${connections}_${Date.now().toString(36)}`,
@@ -100,9 +104,12 @@ export function serveWebSockets(options: {
         const state = sockets.get(ctx.extra.socket);
         if (!state) return refuse('Not connected', 'UNAUTHENTICATED', 'missing_api_key');
         // Every operation over the socket counts like one HTTP request of the key.
-        const windows = options.edge.windows(state.principal, undefined);
+        const windows = options.edge.windows(state.principal, state.key);
         const breach = (await options.limiter.hit(`key:${state.principal.keyId}`, windows)).find((w) => w.exceeded);
-        if (breach) return refuse(options.edge.exceeded(breach.window).message, 'RATE_LIMITED', options.edge.exceeded(breach.window).code);
+        if (breach) {
+          const exceeded = options.edge.exceeded(breach.window);
+          return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
+        }
         let document;
         try {
           document = parse(payload.query, { maxTokens: options.maxTokens });
