@@ -88,12 +88,16 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
 
+  // One signing data source per subgraph, used by queries and by subscription events alike.
+  const dataSources = Object.fromEntries(
+    Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret)]),
+  );
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
     buildService: ({ name }) => {
-      const url = options.subgraphUrls[name];
-      if (!url) throw new Error(`No URL configured for subgraph "${name}"`);
-      return new SigningDataSource(url, options.internalSecret);
+      const dataSource = dataSources[name];
+      if (!dataSource) throw new Error(`No URL configured for subgraph "${name}"`);
+      return dataSource;
     },
     logger: options.logger,
   });
@@ -216,7 +220,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     apollo,
     executor: new SubscriptionExecutor(
       options.supergraphSdl,
-      Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret)])),
+      dataSources,
       options.logger,
     ),
     identityOrm: options.identityOrm,
