@@ -13,7 +13,6 @@ import { Redis } from 'ioredis';
 import type { RateLimits, RestBases } from '../platform/config.js';
 import { createRestBridge } from '../rest-bridge/index.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
-import { createTraceExportHandler } from '../subgraphs/traceroute/export/trace-export.handler.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
 import {
@@ -42,6 +41,7 @@ import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websocket-server.js';
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
+import { relayStream } from './stream-relay.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -176,10 +176,12 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       errorFormat: membershipErrorFormat,
     }),
   );
-  // The export streams PostgreSQL's COPY straight to the client (sofa cannot stream).
-  const traceExport = createTraceExportHandler({
-    basePath: bases.traceroute,
-    databaseUrl: String(options.identityOrm.config.get('clientUrl')),
+  // The export streams PostgreSQL's COPY from the traceroute subgraph (sofa cannot stream).
+  const traceExport = relayStream({
+    mount: bases.traceroute,
+    path: '/traces/export',
+    subgraphUrl: options.subgraphUrls.traceroute,
+    internalSecret: options.internalSecret,
   });
   mount(
     bases.traceroute,
@@ -255,7 +257,6 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       // Sockets first (closed with 1001, going away), then the HTTP drain.
       await websockets.dispose();
       await apollo.stop();
-      await traceExport.close();
       await redis?.quit();
     },
   };

@@ -77,6 +77,19 @@ export async function serveSubgraph(
       res.status(503).json({ status: 'unavailable', service: subgraph.name, reason: String(error) });
     }
   });
+  if (subgraph.httpRoutes) {
+    const routes = subgraph.httpRoutes;
+    app.use((req, res, next) => {
+      if (req.path === '/graphql' || req.path === '/health') return next();
+      try {
+        subgraph.verify(req.header(PRINCIPAL_HEADER));
+      } catch (error) {
+        res.status(401).json({ errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });
+        return;
+      }
+      routes(req, res, next);
+    });
+  }
   app.use(
     '/graphql',
     express.json({ limit: '1mb' }),

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
+import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { NonEmptyArray } from './type-graphql.js';
 import { migrate, openOrm, type OrmOptions } from './orm.js';
@@ -20,6 +21,11 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
   verify(principalHeader: string | undefined): Principal;
   /** A request's context for an already verified principal. */
   contextFor(principal: Principal): C;
+  /**
+   * Plain HTTP routes beside /graphql, for what GraphQL cannot carry (a streamed export). They
+   * are reached only through the edge: the server checks the signed principal first.
+   */
+  httpRoutes?: RequestHandler;
   close(): Promise<void>;
 }
 

@@ -49,4 +49,9 @@ describe('GET /v1/public/traces/export through the edge', () => {
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: 'invalid_parameter', param: 'limit' });
   });
+
+  it("is served by the traceroute subgraph, which refuses it without the edge's signed principal", async () => {
+    const direct = await fetch(new URL('/traces/export?format=csv', platform.subgraphUrls.traceroute));
+    expect(direct.status).toBe(401);
+  });
 });

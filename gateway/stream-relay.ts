@@ -1,0 +1,37 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream } from 'node:stream/web';
+import type { NextFunction, Request, Response } from 'express';
+import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
+
+const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
+
+/**
+ * Relays GET `<mount><path>` to the same path on a subgraph's HTTP routes, with the request's
+ * signed principal, and streams the answer back: backpressure runs end to end, so memory does
+ * not grow with the body. Other requests go to `next`.
+ */
+export function relayStream(options: { mount: string; path: string; subgraphUrl: string; internalSecret: string }) {
+  const full = options.mount + options.path;
+  const origin = new URL(options.subgraphUrl).origin;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (req.path !== full && req.path !== `${full}/`) return next();
+    try {
+      const query = req.originalUrl.slice(req.originalUrl.indexOf('?') === -1 ? req.originalUrl.length : req.originalUrl.indexOf('?'));
+      const upstream = await fetch(origin + options.path + query, {
+        method: req.method,
+        headers: { [PRINCIPAL_HEADER]: signPrincipal(req.principal!, options.internalSecret), 'x-request-id': String(req.id) },
+      });
+      res.status(upstream.status);
+      for (const name of RELAYED_HEADERS) {
+        const value = upstream.headers.get(name);
+        if (value) res.setHeader(name, value);
+      }
+      if (!upstream.body) return void res.end();
+      await pipeline(Readable.fromWeb(upstream.body as ReadableStream), res);
+    } catch (error) {
+      if (!res.headersSent) return next(error);
+      res.destroy(error as Error);
+    }
+  };
+}
