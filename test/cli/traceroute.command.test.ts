@@ -35,7 +35,7 @@ describe('npm run cli -- traceroute', () => {
   it('imports files, prints what it stored and skipped, and adds nothing on a second import', async () => {
     const bad = path.join(dataDir, 'mixed.jsonl');
     await writeFile(bad, '{"type":"ping","msm_id":1,"prb_id":2,"timestamp":3,"avg":1,"result":[]}\nnot json\n');
-    const data = path.resolve(import.meta.dirname, '../../../shared/data/traceroute');
+    const data = path.resolve(import.meta.dirname, '../fixtures/traceroute');
     const atlas = path.join(data, 'ripe-atlas-traceroutes.jsonl');
     const scamper = path.join(data, 'scamper2-valid-complex.jsonl');
     const first = await cli('traceroute', 'import', atlas, scamper, bad);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
-const SAMPLE = path.resolve(import.meta.dirname, '../../../shared/data/traceroute/ripe-atlas-traceroutes.jsonl');
+const SAMPLE = path.resolve(import.meta.dirname, '../fixtures/traceroute/ripe-atlas-traceroutes.jsonl');
 
 let platform: TestPlatform;
 let key: string;

@@ -15,8 +15,8 @@ import { TraceSource } from '../../../subgraphs/traceroute/trace/trace-source.js
 import { createTestDatabase } from '../../support/database.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
 
-/** The real samples, in the shared folder beside the repository (../shared/data/traceroute). */
-const DATA = path.resolve(import.meta.dirname, '../../../../shared/data/traceroute');
+/** Real RIPE Atlas and scamper2 samples kept in the repository (see test/fixtures/traceroute/README.md). */
+const DATA = path.resolve(import.meta.dirname, '../../fixtures/traceroute');
 const sample = (name: string) => `${DATA}/${name}`;
 const NOW = new Date();
 
