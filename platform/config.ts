@@ -39,7 +39,9 @@ export interface PlatformConfig {
   logLevel: string;
   internalSecret: string;
   subgraphPorts: Record<SubgraphName, number>;
-  /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to the local port. */
+  /** The interface the subgraphs listen on (SUBGRAPH_HOST); loopback unless they run apart from the edge. */
+  subgraphHost: string;
+  /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to SUBGRAPH_HOST and the subgraph's port. */
   subgraphUrls: Record<SubgraphName, string>;
   restBases: RestBases;
   /** Requests per minute per key (membership keys and inference keys) and per client address without a valid key. */
@@ -71,6 +73,27 @@ function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): n
   return value;
 }
 
+/** How a client reaches a server bound to `host`: a wildcard bind is reached on loopback, IPv6 in brackets. */
+export function connectableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+function subgraphUrlFromEnv(env: NodeJS.ProcessEnv, name: SubgraphName, host: string, port: number): string {
+  const variable = `${name.toUpperCase()}_URL`;
+  const raw = env[variable];
+  if (!raw) return `http://${connectableHost(host)}:${port}/graphql`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${variable} must be an http(s) URL such as http://10.0.0.5:4101/graphql, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${variable} must be an http(s) URL, got "${raw}"`);
+  return raw;
+}
+
 /**
  * The secret that signs principals between the edge and the subgraphs. Services started
  * apart must share INTERNAL_SECRET; a single `npm start` keeps one under DATA_DIR so that
@@ -99,8 +122,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     inference: intFromEnv(env, 'INFERENCE_PORT', DEFAULT_SUBGRAPH_PORTS.inference),
     traceroute: intFromEnv(env, 'TRACEROUTE_PORT', DEFAULT_SUBGRAPH_PORTS.traceroute),
   };
+  const subgraphHost = env.SUBGRAPH_HOST || '127.0.0.1';
   const subgraphUrls = Object.fromEntries(
-    SUBGRAPH_NAMES.map((name) => [name, env[`${name.toUpperCase()}_URL`] || `http://127.0.0.1:${subgraphPorts[name]}/graphql`]),
+    SUBGRAPH_NAMES.map((name) => [name, subgraphUrlFromEnv(env, name, subgraphHost, subgraphPorts[name])]),
   ) as Record<SubgraphName, string>;
   return {
     port: intFromEnv(env, 'PORT', 4000),
@@ -111,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     logLevel: env.LOG_LEVEL || (inTest ? 'silent' : 'info'),
     internalSecret: internalSecret(env, dataDir),
     subgraphPorts,
+    subgraphHost,
     subgraphUrls,
     restBases: {
       membership: env.MEMBERSHIP_REST_BASE || '/api/v1',

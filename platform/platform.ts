@@ -45,7 +45,7 @@ export async function startEdgeService(
   }
 }
 
-/** One subgraph on its internal port, with what it needs (the membership one uses the key store). */
+/** One subgraph on SUBGRAPH_HOST and its port, with what it needs (the membership one uses the key store). */
 export async function startSubgraphService(
   name: SubgraphName,
   config: PlatformConfig,
@@ -66,7 +66,7 @@ export async function startSubgraphService(
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
   try {
-    const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], logger: child });
+    const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
     webhookWorker?.start();
     return {
       ...service,

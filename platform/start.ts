@@ -18,7 +18,7 @@ for (const [label, port] of [
   ['PORT (the gateway)', config.port],
   ...SUBGRAPH_NAMES.map((name) => [`${name.toUpperCase()}_PORT (the ${name} subgraph)`, config.subgraphPorts[name]] as const),
 ] as const) {
-  if (port !== 0 && !(await portIsFree(port, label.startsWith('PORT') ? config.host : '127.0.0.1'))) {
+  if (port !== 0 && !(await portIsFree(port, label.startsWith('PORT') ? config.host : config.subgraphHost))) {
     fail(`Cannot start: port ${port} for ${label} is already in use. Is the platform already running? Set ${label.split(' ')[0]} to another port.`);
   }
 }

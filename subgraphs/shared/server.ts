@@ -13,6 +13,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { PRINCIPAL_HEADER, type Principal } from './principal.js';
 import type { Subgraph } from './subgraph.js';
+import { connectableHost } from '../../platform/config.js';
 
 export interface RunningService {
   name: string;
@@ -42,7 +43,7 @@ export function listen(server: http.Server, port: number, host: string, name: st
   });
 }
 
-/** Serves a subgraph at /graphql (and /health) on an internal address. */
+/** Serves a subgraph at /graphql (and /health) on `host` (loopback unless told otherwise). */
 export async function serveSubgraph(
   subgraph: Subgraph,
   options: { port: number; host?: string; logger: Logger },
@@ -122,7 +123,7 @@ export async function serveSubgraph(
   return {
     name: subgraph.name,
     port,
-    url: `http://${host}:${port}/graphql`,
+    url: `http://${connectableHost(host)}:${port}/graphql`,
     stop: async () => {
       await ws.dispose();
       await apollo.stop();
