@@ -12,6 +12,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    // Every property test prints its seed and replays with FC_SEED=<seed>.
+    setupFiles: ['test/support/fast-check-seed.ts'],
     // Each file gets its own database, so files run in parallel; tests within a file run in order.
     fileParallelism: true,
     testTimeout: 30_000,
