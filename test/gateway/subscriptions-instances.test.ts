@@ -5,6 +5,7 @@ import { createLogger } from '../../platform/logger.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 import { redisServerMissing, startRedisServer, type RunningRedis } from '../support/redis-server.js';
+import { openedWithProbes, probeUntil, receivedBeforeMarker, until } from '../support/subscription-probe.js';
 
 const missing = redisServerMissing();
 
@@ -16,14 +17,6 @@ function subscriber(graphqlUrl: string, key: string, onClose?: (code: number) =>
     retryAttempts: 0,
     on: { closed: (event) => onClose?.((event as { code: number }).code) },
   });
-}
-
-async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missing})` : ''}`, () => {
@@ -52,15 +45,19 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
     const reading = (async () => {
       for await (const result of iterator) seen.push(result);
     })();
-    await new Promise((r) => setTimeout(r, 300));
-    const changed = await first.request('/graphql', {
-      method: 'POST',
-      key: admin,
-      json: { query: 'mutation { setProviderStatus(id: "service-i", status: DEGRADED) { status } }' },
-    });
-    expect(changed.status).toBe(200);
-    await until(() => seen.length === 1);
-    expect(seen).toEqual([{ data: { providerStatusChanged: { id: 'service-i', status: 'DEGRADED' } } }]);
+    const change = async () => {
+      const changed = await first.request('/graphql', {
+        method: 'POST',
+        key: admin,
+        json: { query: 'mutation { setProviderStatus(id: "service-i", status: DEGRADED) { status } }' },
+      });
+      expect(changed.status).toBe(200);
+    };
+    // The change is its own probe: made through the first instance until the subscriber on the
+    // second has it (the ones made before its subscription was listening are not for it).
+    const sent = await probeUntil(() => seen.length > 0, change, 'the change to reach the other instance');
+    expect(seen.length).toBeLessThanOrEqual(sent);
+    expect(seen).toEqual(seen.map(() => ({ data: { providerStatusChanged: { id: 'service-i', status: 'DEGRADED' } } })));
     await iterator.return?.();
     await reading;
     await client.dispose();
@@ -79,10 +76,13 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
     const reading = (async () => {
       for await (const result of iterator) seen.push(result);
     })();
-    await new Promise((r) => setTimeout(r, 300));
-    await gql('mutation($a: ID!, $c: ID!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: "across") { id } }', { a: ann, c: channel });
-    await until(() => seen.length === 1);
-    expect(seen).toEqual([{ data: { messageAdded: { text: 'across', sender: { name: 'Ann' } } } }]);
+    const send = (text: string) => gql('mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: ann, c: channel, t: text });
+    const textOf = (result: unknown) => (result as { data?: { messageAdded: { text: string } } }).data?.messageAdded.text;
+    // Open once Ann's probes, sent through the first instance, reach the subscriber on the second.
+    const start = await openedWithProbes(seen, send, textOf);
+    await send('across');
+    // Exactly once: nothing else came before the marker sent after it.
+    expect(await receivedBeforeMarker(seen, send, textOf, { from: start })).toEqual([{ data: { messageAdded: { text: 'across', sender: { name: 'Ann' } } } }]);
     await iterator.return?.();
     await reading;
     await client.dispose();
@@ -93,27 +93,32 @@ describe('websocket lifecycle', () => {
   it('pings idle sockets and closes them with 1001 when the gateway stops', async () => {
     const platform = await startTestPlatform({ subscriptions: { ...testConfig().subscriptions, keepAliveMs: 100 } });
     const key = await platform.issueKey('lifecycle', 'text');
+    const admin = await platform.issueKey('lifecycle-ops', 'admin');
     const raw = new WebSocket(platform.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
     let pings = 0;
     raw.on('ping', () => (pings += 1));
     await new Promise((resolve) => raw.once('open', resolve));
     raw.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
     await new Promise((resolve) => raw.once('message', resolve));
-    await until(() => pings >= 2, 3000);
+    await until(() => pings >= 2, 'two pings', 3000);
 
     let closedWith: number | undefined;
     const client = subscriber(platform.graphqlUrl, key, (code) => (closedWith = code));
     const iterator = client.iterate({ query: 'subscription { providerStatusChanged { id } }' });
+    let events = 0;
     const reading = (async () => {
       try {
-        for await (const _ of iterator);
+        for await (const _ of iterator) events += 1;
       } catch {
         // the socket closing ends the subscription
       }
     })();
-    await new Promise((r) => setTimeout(r, 200));
+    // Stop the gateway with the subscription live: once a probe status change has come through.
+    const probe = () =>
+      platform.request('/graphql', { method: 'POST', key: admin, json: { query: 'mutation { setProviderStatus(id: "service-t", status: OPERATIONAL) { id } }' } });
+    await probeUntil(() => events > 0, probe, 'a probe status change');
     await platform.close();
-    await until(() => closedWith !== undefined);
+    await until(() => closedWith !== undefined, 'the socket to close');
     expect(closedWith).toBe(1001);
     await reading;
     raw.terminate();

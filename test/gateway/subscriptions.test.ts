@@ -2,6 +2,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+import { openedWithProbes, probeUntil, receivedBeforeMarker, until } from '../support/subscription-probe.js';
 
 let platform: TestPlatform;
 let admin: string;
@@ -40,14 +41,6 @@ function collect<T>(client: Client, query: string, variables: Record<string, unk
   return { results, stop: () => iterator.return?.(), done };
 }
 
-async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const setStatus = (id: string, status: string) =>
   platform.request('/graphql', { method: 'POST', key: admin, json: { query: `mutation { setProviderStatus(id: "${id}", status: ${status}) { id status } }` } });
 
@@ -58,18 +51,22 @@ describe('graphql-ws through the gateway', () => {
       client,
       'subscription { change: providerStatusChanged(id: "service-t") { providerId: id now: status } }',
     );
-    // The subscription is open once the upstream socket is; give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
+    // Open once a probe (service-t set to the status it has) has come through the gateway.
+    await probeUntil(() => sub.results.length > 0, () => setStatus('service-t', 'OPERATIONAL'), 'a probe status change');
+    const start = sub.results.length;
     for (const status of ['DEGRADED', 'DOWN', 'OPERATIONAL']) expect((await setStatus('service-t', status)).status).toBe(200);
     await setStatus('service-i', 'DOWN');
-    await until(() => sub.results.length >= 3);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(sub.results.map((r) => r.data.change)).toEqual([
+    // A last change of service-t comes after service-i's, had that one (wrongly) been delivered.
+    await setStatus('service-t', 'DEGRADED');
+    await until(() => sub.results.length >= start + 4, 'four status changes');
+    expect(sub.results.slice(start).map((r) => r.data.change)).toEqual([
       { providerId: 'service-t', now: 'DEGRADED' },
       { providerId: 'service-t', now: 'DOWN' },
       { providerId: 'service-t', now: 'OPERATIONAL' },
+      { providerId: 'service-t', now: 'DEGRADED' },
     ]);
     await sub.stop();
+    await setStatus('service-t', 'OPERATIONAL');
   });
 
   it('runs queries and mutations over the socket too', async () => {
@@ -87,7 +84,7 @@ describe('graphql-ws through the gateway', () => {
       await expect(
         new Promise((resolve, reject) => client.subscribe({ query: '{ providers { id } }' }, { next: resolve, error: reject, complete: () => {} })),
       ).rejects.toBeTruthy();
-      await until(() => closed !== undefined);
+      await until(() => closed !== undefined, 'the socket to close');
       expect(closed!.code).toBe(4401);
     }
   });
@@ -95,7 +92,8 @@ describe('graphql-ws through the gateway', () => {
   it('caps the subscriptions of one socket', async () => {
     const client = wsClient(textKey);
     const subs = [1, 2, 3].map(() => collect(client, 'subscription { providerStatusChanged { id } }'));
-    await new Promise((r) => setTimeout(r, 200));
+    // All three are open once a probe status change has reached each of them.
+    await probeUntil(() => subs.every((sub) => sub.results.length > 0), () => setStatus('service-t', 'OPERATIONAL'), 'a probe on all three subscriptions');
     const fourth = await new Promise<unknown>((resolve) =>
       client.subscribe({ query: 'subscription { providerStatusChanged { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
     );
@@ -137,19 +135,24 @@ describe('chat messages through the gateway', () => {
       'subscription($me: ID!, $c: ID!) { m: messageAdded(asMember: $me, channelId: $c) { text from: sender { name jobs: jobPostings { title } } } }',
       { me: bob, c: channel },
     );
-    await new Promise((r) => setTimeout(r, 300));
     const send = (text: string) =>
       gql(live, 'mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: ann, c: channel, t: text });
+    const textOf = (result: (typeof sub.results)[number]) => result.data?.m.text;
+    // Open once Ann's probe messages come through the gateway.
+    const start = await openedWithProbes(sub.results, send, textOf);
     for (const text of ['one', 'two', 'three']) await send(text);
-    await until(() => sub.results.length >= 3);
-    expect(sub.results.map((r) => r.data.m)).toEqual(
+    await until(() => sub.results.length >= start + 3, 'three messages');
+    expect(sub.results.slice(start).map((r) => r.data.m)).toEqual(
       ['one', 'two', 'three'].map((text) => ({ text, from: { name: 'Ann', jobs: [{ title: 'Editor' }] } })),
     );
 
     await gql(live, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: bob, c: channel });
     await send('after bob left');
-    await new Promise((r) => setTimeout(r, 500));
-    expect(sub.results).toHaveLength(3);
+    // Ann adds Bob back and sends a marker: it reaches his subscription, and "after bob left",
+    // sent before it while he was out, must not have come before it.
+    await gql(live, 'mutation($a: ID!, $c: ID!, $b: ID!) { joinChatChannel(asMember: $a, channelId: $c, memberId: $b) { id } }', { a: ann, c: channel, b: bob });
+    const before = await receivedBeforeMarker(sub.results, send, textOf, { from: start, label: 'back in' });
+    expect(before.map(textOf)).toEqual(['one', 'two', 'three']);
     await sub.stop();
   });
 });

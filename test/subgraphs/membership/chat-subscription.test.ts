@@ -4,6 +4,7 @@ import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run } from '../../support/subgraph-harness.js';
+import { receivedBeforeMarker } from '../../support/subscription-probe.js';
 import { newChannel, newMember, ok, send } from './chat-support.js';
 
 let subgraph: Subgraph;
@@ -34,8 +35,10 @@ interface Added {
 
 /**
  * A live subscription through graphql-js's `subscribe` over the subgraph's own schema (the one
- * @apollo/subgraph built), with the context a websocket connection gets. It collects events as
- * they come, so tests can wait for some and then check that nothing more arrives.
+ * @apollo/subgraph built), with the context a websocket connection gets. It listens before
+ * `subscribe` resolves (see messageAddedStream), so no readiness probe is needed; it collects
+ * events as they come, so tests can wait for some and then, with a marker message sent last,
+ * check that nothing more arrives.
  */
 async function subscribeAs(principal: Principal, variables: Record<string, unknown>) {
   const result = await subscribe({
@@ -74,8 +77,7 @@ async function subscribeAs(principal: Principal, variables: Record<string, unkno
   };
 }
 
-/** Long enough for an event published now to have been delivered had it been due. */
-const settle = () => new Promise((r) => setTimeout(r, 300));
+const textOf = (message: Added) => message.text;
 
 async function account() {
   const principal = principalFor();
@@ -93,8 +95,8 @@ describe('messageAdded', () => {
     // Sequential sends, then a concurrent burst: every one arrives once, in the channel's order.
     for (let i = 0; i < 5; i++) await send(subgraph, principal, { asMember: i % 2 ? a : b, mode: 'CHANNEL', channelId, text: `s${i}` });
     await Promise.all(Array.from({ length: 10 }, (_, i) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: `c${i}` })));
-    const received = await sub.waitFor(15);
-    await settle();
+    await sub.waitFor(15);
+    const received = await receivedBeforeMarker(sub.received, (text) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text }), textOf);
     expect(received).toHaveLength(15);
     expect(new Set(received.map((m) => m.id)).size).toBe(15);
     expect(received.slice(0, 5).map((m) => m.text)).toEqual(['s0', 's1', 's2', 's3', 's4']);
@@ -107,7 +109,8 @@ describe('messageAdded', () => {
         { a: b, c: channelId },
       ),
     ).chatMessages.data.map((m) => m.id);
-    expect(received.map((m) => m.id)).toEqual(listed.slice(0, 15).reverse());
+    // The marker is the newest message there, and the 16th delivered.
+    expect(sub.received.slice(0, 16).map((m) => m.id)).toEqual(listed.slice(0, 16).reverse());
     expect(received[0]).toMatchObject({ mode: 'CHANNEL', sender: { id: b, name: 'Bob' }, channel: { id: channelId, name: 'live' }, recipient: null });
     await sub.stop();
   });
@@ -128,9 +131,8 @@ describe('messageAdded', () => {
     const other = principalFor();
     const stranger = await newMember(subgraph, other);
     await send(subgraph, other, { asMember: stranger, mode: 'BROADCAST', text: 'elsewhere' });
-    await sub.waitFor(4);
-    await settle();
-    expect(sub.received.map((m) => m.text)).toEqual(['to b', 'from b', 'in mine', 'everyone']);
+    const before = await receivedBeforeMarker(sub.received, (text) => send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text }), textOf);
+    expect(before.map(textOf)).toEqual(['to b', 'from b', 'in mine', 'everyone']);
     await sub.stop();
   });
 
@@ -142,9 +144,8 @@ describe('messageAdded', () => {
     await send(subgraph, principal, { asMember: b, mode: 'DIRECT', to: a, text: 'b to a' });
     await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'a to b' });
     await send(subgraph, principal, { asMember: a, mode: 'BROADCAST', text: 'all' });
-    await sub.waitFor(2);
-    await settle();
-    expect(sub.received.map((m) => m.text)).toEqual(['b to a', 'a to b']);
+    const before = await receivedBeforeMarker(sub.received, (text) => send(subgraph, principal, { asMember: b, mode: 'DIRECT', to: a, text }), textOf);
+    expect(before.map(textOf)).toEqual(['b to a', 'a to b']);
     await sub.stop();
   });
 
@@ -160,10 +161,13 @@ describe('messageAdded', () => {
     ok(await run(subgraph, principal, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: b, c: secret }));
     await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text: 'after leaving' });
     await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'still direct' });
-    await onAll.waitFor(2);
-    await settle();
-    expect(onChannel.received.map((m) => m.text)).toEqual(['while in']);
-    expect(onAll.received.map((m) => m.text)).toEqual(['while in', 'still direct']);
+    const toB = (text: string) => send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text });
+    expect((await receivedBeforeMarker(onAll.received, toB, textOf)).map(textOf)).toEqual(['while in', 'still direct']);
+    // Ann adds Bob back and sends a marker to the channel: it reaches the channel subscription,
+    // and "after leaving", sent before it while he was out, must not have come before it.
+    ok(await run(subgraph, principal, 'mutation($a: ID!, $c: ID!, $b: ID!) { joinChatChannel(asMember: $a, channelId: $c, memberId: $b) { id } }', { a, c: secret, b }));
+    const inSecret = (text: string) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text });
+    expect((await receivedBeforeMarker(onChannel.received, inSecret, textOf, { label: 'back in' })).map(textOf)).toEqual(['while in']);
     await onChannel.stop();
     await onAll.stop();
   });
