@@ -1,18 +1,34 @@
 import { DomainError } from './errors.js';
 import type { MiddlewareFn } from './type-graphql.js';
 
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
+// In a u-mode pattern a surrogate pair is one code point, so only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** What PostgreSQL cannot store in text or jsonb: U+0000, and UTF-16 surrogates without their pair. */
+function problemOf(text: string): 'nul' | 'surrogate' | undefined {
+  if (text.includes('\0')) return 'nul';
+  if (LONE_SURROGATE.test(text)) return 'surrogate';
+  return undefined;
+}
+
+function findUnstorable(value: unknown, path: string): { param: string; problem: 'nul' | 'surrogate' } | undefined {
+  if (typeof value === 'string') {
+    const problem = problemOf(value);
+    return problem ? { param: path, problem } : undefined;
+  }
   if (Array.isArray(value)) {
-    for (const item of value) {
-      const found = findNul(item, path);
+    for (const [index, item] of value.entries()) {
+      const found = findUnstorable(item, `${path}.${index}`);
       if (found) return found;
     }
     return undefined;
   }
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     for (const [key, item] of Object.entries(value)) {
-      const found = findNul(item, path ? `${path}.${key}` : key);
+      // Keys too: a JSON argument (customFields) is stored with them.
+      const keyProblem = problemOf(key);
+      if (keyProblem) return { param: path || key, problem: keyProblem };
+      const found = findUnstorable(item, path ? `${path}.${key}` : key);
       if (found) return found;
     }
   }
@@ -20,11 +36,16 @@ function findNul(value: unknown, path: string): string | undefined {
 }
 
 /**
- * PostgreSQL cannot store U+0000 in text and fails the statement; an argument carrying one is
- * refused as bad input, before any resolver can pass it on.
+ * PostgreSQL cannot store U+0000 in text and fails the statement, and jsonb refuses a lone
+ * surrogate (an audit snapshot or customFields would carry it); an argument carrying either, in a
+ * value or a key, is refused as bad input before any resolver can pass it on.
  */
 export const rejectNulCharacters: MiddlewareFn = ({ args }, next) => {
-  const param = findNul(args, '');
-  if (param) throw new DomainError('BAD_USER_INPUT', `${param} must not contain the NUL character`, { param, reason: 'invalid_parameter' });
+  const found = findUnstorable(args, '');
+  if (found) {
+    const { param, problem } = found;
+    const message = problem === 'nul' ? `${param} must not contain the NUL character` : `${param} must be well-formed Unicode (a lone surrogate is not)`;
+    throw new DomainError('BAD_USER_INPUT', message, { param, reason: 'invalid_parameter' });
+  }
   return next();
 };

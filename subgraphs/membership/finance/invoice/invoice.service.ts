@@ -12,7 +12,7 @@ import { MemberArgumentNotFoundError } from '../../member/member.errors.js';
 import { MemberService } from '../../member/member.service.js';
 import { Invoice } from './invoice.entity.js';
 import { IllegalInvoiceTransitionError, InvalidInvoiceError } from './invoice.errors.js';
-import type { InvoiceLine } from './invoice-line.js';
+import { MAX_INVOICE_AMOUNT, type InvoiceLine, type InvoiceLineInput } from './invoice-line.js';
 import { INVOICE_ACTIONS, InvoiceKind, InvoiceStatus } from './invoice-status.js';
 import { NewInvoiceStatus, type CreateInvoiceArgs, type InvoicesArgs } from './invoice.inputs.js';
 
@@ -30,6 +30,26 @@ export function invoiceSnapshot(i: Invoice): Record<string, unknown> {
     currency: i.currency,
     dueOn: i.dueOn,
   };
+}
+
+/**
+ * The stored lines and their total, refused (before anything is written) unless every line and
+ * the total lie within what the API represents: each bound alone lets 1,000,000 × 100,000,000
+ * through, and lines that cancel out would otherwise be stored and fail every read.
+ */
+export function priceLines(inputs: readonly InvoiceLineInput[]): { lines: InvoiceLine[]; total: number } {
+  const lines = inputs.map((line, index): InvoiceLine => {
+    const quantity = line.quantity ?? 1;
+    const amount = quantity * line.unitAmount;
+    if (Math.abs(amount) > MAX_INVOICE_AMOUNT) {
+      throw new InvalidInvoiceError(`lines.${index}.unitAmount`, `lines.${index}: quantity × unitAmount must lie between -${MAX_INVOICE_AMOUNT} and ${MAX_INVOICE_AMOUNT}`);
+    }
+    return { description: line.description.trim(), quantity, unitAmount: line.unitAmount, amount };
+  });
+  const total = lines.reduce((sum, line) => sum + line.amount, 0);
+  if (total < 0) throw new InvalidInvoiceError('lines', 'The lines must not add up to less than zero');
+  if (total > MAX_INVOICE_AMOUNT) throw new InvalidInvoiceError('lines', 'The lines add up to more than an invoice may hold');
+  return { lines, total };
 }
 
 /** Invoices of the principal's account and mode. */
@@ -84,13 +104,7 @@ export class InvoiceService {
 
   async create(args: CreateInvoiceArgs): Promise<Invoice> {
     if (args.dueOn != null && !isCalendarDate(args.dueOn)) throw new InvalidInvoiceError('dueOn', 'dueOn must be a date (YYYY-MM-DD)');
-    const lines: InvoiceLine[] = args.lines.map((line) => {
-      const quantity = line.quantity ?? 1;
-      return { description: line.description.trim(), quantity, unitAmount: line.unitAmount, amount: quantity * line.unitAmount };
-    });
-    const total = lines.reduce((sum, line) => sum + line.amount, 0);
-    if (total < 0) throw new InvalidInvoiceError('lines', 'The lines must not add up to less than zero');
-    if (total > 2_000_000_000) throw new InvalidInvoiceError('lines', 'The lines add up to more than an invoice may hold');
+    const { lines, total } = priceLines(args.lines);
     return this.em.transactional(async (em) => {
       const member = await new MemberService(em, this.principal).find(args.memberId);
       if (!member) throw new MemberArgumentNotFoundError(args.memberId, 'memberId');
