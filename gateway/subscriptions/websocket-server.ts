@@ -44,6 +44,25 @@ function bearer(params: Readonly<Record<string, unknown>> | undefined): string |
   return parseBearer(params?.authorization ?? params?.Authorization ?? (params?.headers as Record<string, unknown> | undefined)?.authorization);
 }
 
+/**
+ * graphql-ws serialises errors with their toJSON, which an upstream subgraph's errors (plain
+ * objects off its socket) lack: it would fail and the client would see a bare `complete`. They
+ * are rebuilt with what a client may see of them (message, path, code, reason, param).
+ */
+function clientErrors(result: ExecutionResult): ExecutionResult {
+  if (!result.errors?.length) return result;
+  return {
+    ...result,
+    errors: result.errors.map((error: unknown) => {
+      if (error instanceof GraphQLError) return error;
+      const plain = error as { message?: unknown; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
+      const { code, reason, param } = plain.extensions ?? {};
+      const extensions = Object.fromEntries(Object.entries({ code, reason, param }).filter(([, value]) => value !== undefined));
+      return new GraphQLError(String(plain.message), { path: plain.path, extensions });
+    }),
+  };
+}
+
 function refuse(message: string, code: string, reason: string): readonly GraphQLError[] {
   return [new GraphQLError(message, { extensions: { code, reason } })];
 }
@@ -155,7 +174,7 @@ export function serveWebSockets(options: {
         return (async function* () {
           try {
             for await (const event of upstream) {
-              yield await planned.resolveEvent(event as ExecutionResult, context, variables);
+              yield clientErrors(await planned.resolveEvent(event as ExecutionResult, context, variables));
             }
           } finally {
             state.subscriptions -= 1;

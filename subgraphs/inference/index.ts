@@ -9,6 +9,8 @@ export const inferenceParts: SubgraphParts = {
   orm: inferenceOrmOptions,
   resolvers: [ProviderResolver],
   references: { Provider: providerReference },
+  // Admin keys for the operators' one action here, setting a provider's status.
+  servesKinds: ['text', 'image', 'admin'],
 };
 
 /** Builds the inference subgraph (the providers the gateway fronts) and migrates its schema. */

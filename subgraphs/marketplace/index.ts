@@ -10,7 +10,7 @@ export const marketplaceParts: SubgraphParts = {
   orm: marketplaceOrmOptions,
   resolvers: [JobPostingResolver, MemberJobsResolver],
   references: { JobPosting: jobPostingReference, Member: memberReference },
-  kinds: ['live', 'test'],
+  servesKinds: ['live', 'test'],
 };
 
 /** Builds the marketplace subgraph (job postings; tenders come later) and migrates its schema. */

@@ -23,7 +23,7 @@ export const membershipParts: SubgraphParts = {
   orm: membershipOrmOptions,
   resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference },
-  kinds: ['live', 'test'],
+  servesKinds: ['live', 'test'],
 };
 
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */

@@ -12,6 +12,7 @@ import type { SubgraphContext } from './context.js';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { PRINCIPAL_HEADER, type Principal } from './principal.js';
+import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { connectableHost } from '../../platform/config.js';
 
@@ -82,10 +83,16 @@ export async function serveSubgraph(
     const routes = subgraph.httpRoutes;
     app.use((req, res, next) => {
       if (req.path === '/graphql' || req.path === '/health') return next();
+      let principal: Principal;
       try {
-        subgraph.verify(req.header(PRINCIPAL_HEADER));
+        principal = subgraph.verify(req.header(PRINCIPAL_HEADER));
       } catch (error) {
         res.status(401).json({ errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });
+        return;
+      }
+      if (!subgraph.servesKinds.includes(principal.kind)) {
+        const refused = new WrongKeyKindError(principal.kind, subgraph.name, subgraph.servesKinds);
+        res.status(403).json({ errors: [{ message: refused.message, extensions: refused.extensions }] });
         return;
       }
       routes(req, res, next);

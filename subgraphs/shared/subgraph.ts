@@ -7,12 +7,15 @@ import { migrate, openOrm, type OrmOptions } from './orm.js';
 import { createPlatformPubSub, type PlatformPubSub } from './pubsub.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
+import { enforceKeyKinds } from './key-kinds.js';
 import { UnauthenticatedError, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
 
 /** A built subgraph: its schema, its ORM, and how to make a request's context. Nothing listens yet. */
 export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
   name: string;
   schema: GraphQLSchema;
+  /** The key kinds whose principals its root fields (and plain HTTP routes) serve. */
+  servesKinds: readonly KeyKind[];
   orm: MikroORM;
   pubsub: PlatformPubSub;
   /** Verifies the edge's signed principal header and forks an EntityManager for the request. */
@@ -30,7 +33,7 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
 }
 
 /** Refused principals, answered by Apollo Server with the status in `http`. */
-function refusal(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN', status: 401 | 403, reason?: string): GraphQLError {
+function refusal(message: string, code: 'UNAUTHENTICATED', status: 401, reason?: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...(reason ? { reason } : {}), http: { status } } });
 }
 
@@ -43,14 +46,10 @@ export function contextFactory<C extends SubgraphContext = SubgraphContext>(
   internalSecret: string,
   pubsub: PlatformPubSub,
   extend: (base: SubgraphContext) => C = (base) => base as C,
-  kinds?: readonly KeyKind[],
 ) {
-  const contextFor = (principal: Principal): C => {
-    if (kinds && !kinds.includes(principal.kind)) {
-      throw refusal(`A ${principal.kind} key has no access to this data`, 'FORBIDDEN', 403, 'wrong_key_kind');
-    }
-    return extend({ principal, em: orm.em.fork(), loaders: new Map(), pubsub });
-  };
+  // Which key kinds may use what is checked per root field (key-kinds.ts), not here: the
+  // gateway's entity lookups must pass for every kind whose root field led to them.
+  const contextFor = (principal: Principal): C => extend({ principal, em: orm.em.fork(), loaders: new Map(), pubsub });
   const verify = (principalHeader: string | undefined): Principal => {
     try {
       return verifyPrincipal(principalHeader, internalSecret);
@@ -82,13 +81,16 @@ export interface SubgraphParts {
   orm: Pick<OrmOptions, 'schema' | 'entities' | 'migrations'>;
   resolvers: NonEmptyArray<Function>;
   references?: Parameters<typeof buildFederatedSchema>[1];
-  /** Key kinds whose principals may use this subgraph; all when absent. */
-  kinds?: readonly KeyKind[];
+  /**
+   * The key kinds this subgraph serves: every root Query, Mutation and Subscription field
+   * refuses any other kind with FORBIDDEN, whatever the edge let through.
+   */
+  servesKinds: readonly KeyKind[];
 }
 
-/** The subgraph's federated schema alone, with no database (for composition). */
-export function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
-  return buildFederatedSchema({ resolvers: parts.resolvers }, parts.references);
+/** The subgraph's federated schema alone, with no database (for composition), its root fields guarded by key kind. */
+export async function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
+  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers }, parts.references), parts.name, parts.servesKinds);
 }
 
 /**
@@ -116,9 +118,10 @@ export async function createSubgraph<C extends SubgraphContext = SubgraphContext
     return {
       name: parts.name,
       schema: await buildPartsSchema(parts),
+      servesKinds: parts.servesKinds,
       orm,
       pubsub,
-      ...contextFactory<C>(orm, options.internalSecret, pubsub, extendContext, parts.kinds),
+      ...contextFactory<C>(orm, options.internalSecret, pubsub, extendContext),
       close: closeAll,
     };
   } catch (error) {

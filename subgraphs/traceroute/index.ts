@@ -12,6 +12,7 @@ export const tracerouteParts: SubgraphParts = {
   orm: tracerouteOrmOptions,
   resolvers: [TraceResolver, TracerouteKeyResolver],
   references: { Trace: traceReference as never },
+  servesKinds: ['traceroute', 'admin'],
 };
 
 /** Builds the traceroute subgraph (public traceroute measurements, its key admin area) and migrates its schema. */

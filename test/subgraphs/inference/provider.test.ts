@@ -26,7 +26,7 @@ const FIELDS = 'id name kind baseRestPath requiresKey status capabilities';
 
 describe('providers', () => {
   it('lists the three providers of the specification, ordered by id', async () => {
-    const result = await run(subgraph, principalFor(), `{ providers { ${FIELDS} } }`);
+    const result = await run(subgraph, principalFor(undefined, 'text'), `{ providers { ${FIELDS} } }`);
     expect(result.errors).toBeUndefined();
     expect(result.data!.providers).toEqual([
       {
@@ -60,7 +60,7 @@ describe('providers', () => {
   });
 
   it('looks up one provider by id', async () => {
-    const result = await run(subgraph, principalFor(), `query($id: ID!) { provider(id: $id) { ${FIELDS} } }`, {
+    const result = await run(subgraph, principalFor(undefined, 'text'), `query($id: ID!) { provider(id: $id) { ${FIELDS} } }`, {
       id: 'service-t',
     });
     expect(result.errors).toBeUndefined();
@@ -68,25 +68,27 @@ describe('providers', () => {
   });
 
   it('answers null for an unknown provider', async () => {
-    const result = await run(subgraph, principalFor(), `query($id: ID!) { provider(id: $id) { id } }`, {
+    const result = await run(subgraph, principalFor(undefined, 'text'), `query($id: ID!) { provider(id: $id) { id } }`, {
       id: 'provider_z',
     });
     expect(result.errors).toBeUndefined();
     expect(result.data!.provider).toBeNull();
   });
 
-  it('shows every principal the same providers, whatever its key kind', async () => {
+  it('shows text and image keys the same providers, and refuses membership keys', async () => {
     const text = await run(subgraph, principalFor('acct-text', 'text'), '{ providers { id } }');
-    const image = await run(subgraph, principalFor('acct-image', 'test'), '{ providers { id } }');
+    const image = await run(subgraph, principalFor('acct-image', 'image'), '{ providers { id } }');
     expect(text.data!.providers).toEqual(image.data!.providers);
     expect(text.data!.providers).toHaveLength(3);
+    const live = await run(subgraph, principalFor('acct-live', 'live'), '{ providers { id } }');
+    expect(live.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
   });
 
   it('resolves references from other subgraphs in one statement, null for unknown ids', async () => {
     statements.length = 0;
     const result = await run(
       subgraph,
-      principalFor(),
+      principalFor(undefined, 'text'),
       `query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Provider { id name } } }`,
       {
         representations: [

@@ -651,11 +651,11 @@ describe('who may ask', () => {
     return expect.unreachable('expected createContext to throw');
   }
 
-  it.each(['traceroute', 'text', 'image'] as const)('refuses a %s key with FORBIDDEN', async (kind) => {
-    const principal = principalFor(undefined, kind);
-    const error = thrownBy(() => subgraph.createContext(signPrincipal(principal, TEST_SECRET)));
-    expect(error.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
-    await expect(run(subgraph, principal, LIST)).rejects.toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+  it.each(['traceroute', 'text', 'image', 'admin'] as const)('refuses a %s key with FORBIDDEN at the root field', async (kind) => {
+    const result = await run(subgraph, principalFor(undefined, kind), LIST);
+    expect(result.data).toBeNull();
+    expect(result.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
+    expect(result.errors?.[0].message).toContain('serves live, test keys only');
   });
 
   it.each([

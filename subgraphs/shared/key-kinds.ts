@@ -1,0 +1,48 @@
+import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import type { SubgraphContext } from './context.js';
+import { DomainError } from './errors.js';
+import type { KeyKind } from './principal.js';
+
+/**
+ * Root fields the gateway itself calls. `_entities` only follows a reference that the query
+ * reached through a root field, and that root field's own subgraph checked the key's kind
+ * already; `_service` is the SDL. Both are open to any authenticated principal, so that a
+ * cross-subgraph reference keeps resolving for every kind its root subgraph serves.
+ */
+const FEDERATION_FIELDS = new Set(['_entities', '_service']);
+
+/** A key of a kind this subgraph does not serve: `extensions.code` FORBIDDEN, reason `wrong_key_kind`. */
+export class WrongKeyKindError extends DomainError {
+  constructor(kind: string | undefined, subgraph: string, serves: readonly KeyKind[]) {
+    super(
+      'FORBIDDEN',
+      `The ${subgraph} API serves ${serves.join(', ')} keys only; ${kind ? `a${/^[aeiou]/.test(kind) ? 'n' : ''} ${kind} key has` : 'a request without a key has'} no access to it`,
+      { reason: 'wrong_key_kind' },
+    );
+  }
+}
+
+/**
+ * Makes every root Query, Mutation and Subscription field of `schema` refuse a principal whose
+ * key kind is not in `serves`, whatever the edge let through (defence in depth). Subscriptions
+ * are checked when they start and again on each event. Changes `schema` in place and returns it.
+ */
+export function enforceKeyKinds(schema: GraphQLSchema, subgraph: string, serves: readonly KeyKind[]): GraphQLSchema {
+  const check = (context: unknown): void => {
+    const kind = (context as Partial<SubgraphContext> | undefined)?.principal?.kind;
+    if (!kind || !serves.includes(kind)) throw new WrongKeyKindError(kind, subgraph, serves);
+  };
+  const guarded = (inner: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> =>
+    (source, args, context, info) => {
+      check(context);
+      return inner(source, args, context, info);
+    };
+  for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
+    for (const field of Object.values(root?.getFields() ?? {})) {
+      if (FEDERATION_FIELDS.has(field.name)) continue;
+      field.resolve = guarded(field.resolve ?? defaultFieldResolver);
+      if (field.subscribe) field.subscribe = guarded(field.subscribe);
+    }
+  }
+  return schema;
+}
