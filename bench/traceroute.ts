@@ -67,23 +67,23 @@ try {
   const searches: [string, Record<string, unknown>][] = [
     ['default (last 168 h, 50 newest)', {}],
     ['direction + status', { direction: 'outside_to_pk', status: 'completed' }],
-    ['probe_country + probe_asn', { probe_country: 'PK', probe_asn: sample.probe_asn }],
-    ['target_domain partial', { target_domain: 'dawn' }],
-    ['target_ip exact, 720 h', { target_ip: sample.target_ip, hours: 720 }],
-    ['min_anomaly 0.5, 720 h', { min_anomaly: 0.5, hours: 720 }],
+    ['probeCountry + probeAsn', { probeCountry: 'PK', probeAsn: sample.probe_asn }],
+    ['targetDomain partial', { targetDomain: 'dawn' }],
+    ['targetIp exact, 720 h', { targetIp: sample.target_ip, hours: 720 }],
+    ['minAnomaly 0.5, 720 h', { minAnomaly: 0.5, hours: 720 }],
     ['page 20 of 50', { page: 20 }],
   ];
   const context = () => subgraph.createContext(signPrincipal({ accountId: '00000000-0000-4000-8000-000000000001', account: 'bench', keyId: 'k', kind: 'traceroute', mode: 'live' }, SECRET));
   const query = `query($a: TraceDirection, $s: TraceStatus, $pc: String, $asn: Int, $d: String, $ip: String, $m: Float, $h: Int, $p: Int) {
-    traces(direction: $a, status: $s, probe_country: $pc, probe_asn: $asn, target_domain: $d, target_ip: $ip, min_anomaly: $m, hours: $h, page: $p) {
-      data { trace_id measured_at direction status probe_city probe_country probe_asn target_domain target_ip target_city anomaly_score }
+    traces(direction: $a, status: $s, probeCountry: $pc, probeAsn: $asn, targetDomain: $d, targetIp: $ip, minAnomaly: $m, hours: $h, page: $p) {
+      data { traceId measuredAt direction status probeCity probeCountry probeAsn targetDomain targetIp targetCity anomalyScore }
       hasMore nextCursor } }`;
   console.log('\nsearch                               API p50 / p99          direct SQL p50 / p99     ratio p50 / p99');
   for (const [name, args] of searches) {
-    const variables = { a: args.direction, s: args.status, pc: args.probe_country, asn: args.probe_asn, d: args.target_domain, ip: args.target_ip, m: args.min_anomaly, h: args.hours, p: args.page };
+    const variables = { a: args.direction, s: args.status, pc: args.probeCountry, asn: args.probeAsn, d: args.targetDomain, ip: args.targetIp, m: args.minAnomaly, h: args.hours, p: args.page };
     const limit = 50;
     const filter = traceFilter(args, 168);
-    const sql = `select t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af, t.protocol, t.probe_ip, t.probe_city, t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon, t.target_domain, t.target_ip, t.target_city, t.target_country, t.target_asn, t.target_as_name, t.target_lat, t.target_lon, t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.created_at
+    const sql = `select t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af, t.protocol, t.probe_ip, t.probe_city, t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon, t.target_domain, t.target_ip, t.target_city, t.target_country, t.target_asn, t.target_as_name, t.target_lat, t.target_lon, t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.error, t.created_at
       from "traceroute"."trace" t where ${filter.where} order by t.measured_at desc, t.id desc limit ${limit + 1} offset ${((Number(args.page ?? 1)) - 1) * limit}`;
     const api: number[] = [];
     const raw: number[] = [];

@@ -1,15 +1,33 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { NextFunction, Request, Response } from 'express';
+import { withoutCredentialParams } from '../platform/logger.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
 
 const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
 
+/** Writes into `res` with backpressure and leaves it open, so a failure upstream decides how the body ends. */
+function forwardTo(res: Response): Writable {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (res.write(chunk)) done();
+      else res.once('drain', () => done());
+    },
+  });
+  res.once('close', () => {
+    if (!res.writableFinished) sink.destroy(new Error('The client closed the connection'));
+  });
+  return sink;
+}
+
 /**
  * Relays GET `<mount><path>` to the same path on a subgraph's HTTP routes, with the request's
- * signed principal, and streams the answer back: backpressure runs end to end, so memory does
- * not grow with the body. Other requests go to `next`.
+ * signed principal and without its credentials (the edge has checked the key; `?api_key=` would
+ * only reach the subgraph's log), and streams the answer back: backpressure runs end to end, so
+ * memory does not grow with the body. Should the upstream body break off, the client's chunked
+ * response is cut before its last chunk too, after what arrived (the subgraph's trailing error
+ * record included). Other requests go to `next`.
  */
 export function relayStream(options: { mount: string; path: string; subgraphUrl: string; internalSecret: string }) {
   const full = options.mount + options.path;
@@ -17,8 +35,8 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (req.path !== full && req.path !== `${full}/`) return next();
     try {
-      const query = req.originalUrl.slice(req.originalUrl.indexOf('?') === -1 ? req.originalUrl.length : req.originalUrl.indexOf('?'));
-      const upstream = await fetch(origin + options.path + query, {
+      const search = withoutCredentialParams(new URL(req.originalUrl, 'http://edge').searchParams).toString();
+      const upstream = await fetch(`${origin}${options.path}${search ? `?${search}` : ''}`, {
         method: req.method,
         headers: { [PRINCIPAL_HEADER]: signPrincipal(req.principal!, options.internalSecret), 'x-request-id': String(req.id) },
       });
@@ -28,10 +46,13 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
         if (value) res.setHeader(name, value);
       }
       if (!upstream.body) return void res.end();
-      await pipeline(Readable.fromWeb(upstream.body as ReadableStream), res);
+      await pipeline(Readable.fromWeb(upstream.body as ReadableStream), forwardTo(res));
+      res.end();
     } catch (error) {
       if (!res.headersSent) return next(error);
-      res.destroy(error as Error);
+      req.log?.warn({ err: error }, 'relayed stream broke off');
+      if (res.socket && !res.socket.destroyed) res.socket.destroySoon();
+      else res.destroy();
     }
   };
 }

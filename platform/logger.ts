@@ -1,14 +1,87 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 
+/** Headers that carry credentials: the edge's keys, cookies, and the signed principal between services. */
+export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'cookie', 'set-cookie', 'x-platform-principal'] as const;
+
+/** Query parameters that carry credentials (`api_key` is the traceroute spec's; the rest are common spellings). */
+export const CREDENTIAL_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token', 'auth', 'password', 'secret', 'signature'] as const;
+
+const REDACTED = '[redacted]';
+const credentialParam = new Set<string>(CREDENTIAL_PARAMS);
+const isCredentialParam = (name: string) => credentialParam.has(name.toLowerCase().replace(/\[.*$/, ''));
+
+/** Decodes a query-string name as URLSearchParams would, without throwing on a stray `%`. */
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * A URL (path and query) with the value of every credential parameter replaced. Works on the raw
+ * text, so the rest of the URL is logged exactly as it came.
+ */
+export function redactUrl(url: string): string;
+export function redactUrl(url: string | undefined): string | undefined;
+export function redactUrl(url: string | undefined): string | undefined {
+  if (!url) return url;
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const hash = url.indexOf('#', start);
+  const end = hash === -1 ? url.length : hash;
+  const query = url
+    .slice(start + 1, end)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return isCredentialParam(decodedName(name)) && equals !== -1 ? `${name}=${REDACTED}` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, start)}?${query}${url.slice(end)}`;
+}
+
+/** The query string without its credential parameters, for relaying a request to another service. */
+export function withoutCredentialParams(search: URLSearchParams): URLSearchParams {
+  return new URLSearchParams([...search].filter(([name]) => !isCredentialParam(name)));
+}
+
+type SerializedRequest = { url?: string; headers?: Record<string, unknown>; query?: Record<string, unknown> } & Record<string, unknown>;
+
+/**
+ * pino-http's request serializer for the edge and every subgraph: URL, query and headers with their
+ * credentials replaced. Copies, never touching the live request.
+ */
+export function redactRequest(req: SerializedRequest): SerializedRequest {
+  const headers = req.headers && { ...req.headers };
+  for (const name of CREDENTIAL_HEADERS) if (headers && name in headers) headers[name] = REDACTED;
+  const query =
+    req.query && typeof req.query === 'object'
+      ? Object.fromEntries(Object.entries(req.query).map(([name, value]) => [name, isCredentialParam(name) ? REDACTED : value]))
+      : req.query;
+  return { ...req, url: redactUrl(req.url), headers, query };
+}
+
+/** The options every pino-http logger of the platform takes, so the edge and the subgraphs redact alike. */
+export const requestLogOptions = { serializers: { req: redactRequest } };
+
 /** One structured logger per process; services take children of it named after themselves. */
 export function createLogger(level: string, name = 'platform', destination?: DestinationStream): Logger {
-  return pino({
-    name,
-    level,
-    // Credentials never reach the log.
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-platform-principal"]', 'req.query.api_key'],
-      censor: '[redacted]',
+  return pino(
+    {
+      name,
+      level,
+      // A second net under requestLogOptions, for a `req` logged by hand.
+      redact: {
+        paths: [
+          ...CREDENTIAL_HEADERS.map((header) => `req.headers["${header}"]`),
+          ...CREDENTIAL_PARAMS.map((param) => `req.query["${param}"]`),
+        ],
+        censor: REDACTED,
+      },
     },
-  }, destination);
+    destination,
+  );
 }

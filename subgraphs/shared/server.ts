@@ -15,6 +15,7 @@ import { PRINCIPAL_HEADER, type Principal } from './principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { connectableHost } from '../../platform/config.js';
+import { requestLogOptions } from '../../platform/logger.js';
 
 export interface RunningService {
   name: string;
@@ -69,6 +70,8 @@ export async function serveSubgraph(
       // The gateway forwards its request id, so one client request can be followed across services.
       genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : randomUUID()),
       autoLogging: { ignore: (req) => req.url === '/health' },
+      // The edge's redaction: no credential reaches a subgraph's log either.
+      ...requestLogOptions,
     }),
   );
   app.get('/health', async (_req, res) => {

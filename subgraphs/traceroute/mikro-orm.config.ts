@@ -1,6 +1,7 @@
 import { PathBaseline } from './baseline/path-baseline.entity.js';
 import { Migration20261122000400Traces } from './migrations/Migration20261122000400Traces.js';
 import { Migration20261122000600TraceStore } from './migrations/Migration20261122000600TraceStore.js';
+import { Migration20261123000100FailedBeforeAnyHop } from './migrations/Migration20261123000100FailedBeforeAnyHop.js';
 import { Trace } from './trace/trace.entity.js';
 
 /** The traceroute subgraph's ORM: its entities and migrations, in the `traceroute` schema. */
@@ -10,5 +11,6 @@ export const tracerouteOrmOptions = {
   migrations: [
     { name: 'Migration20261122000400Traces', class: Migration20261122000400Traces },
     { name: 'Migration20261122000600TraceStore', class: Migration20261122000600TraceStore },
+    { name: 'Migration20261123000100FailedBeforeAnyHop', class: Migration20261123000100FailedBeforeAnyHop },
   ],
 };

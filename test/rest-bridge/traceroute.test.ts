@@ -53,10 +53,46 @@ describe('GET /v1/public/traces', () => {
     ['limit', 'limit=abc'], ['limit', 'limit=500'], ['hours', 'hours=1000'], ['direction', 'direction=sideways'],
     ['min_anomaly', 'min_anomaly=2'], ['min_anomaly', 'min_anomaly=high'], ['since', 'since=yesterday'], ['status', 'status=done'],
     ['probe_asn', 'probe_asn=AS17557'], ['include_hops', 'include_hops=maybe'], ['page', 'page=0'],
+    // Checked in the subgraph under the graph's camelCase names, answered under the spec's.
+    ['target_ip', 'target_ip=300.1.1.1'], ['probe_country', 'probe_country=PAK'], ['probe_city', 'probe_city=%00'],
+    ['min_anomaly', 'min_anomaly=-0.5'], ['cursor', 'cursor=garbage'],
   ])('answers 400 invalid_parameter naming %s', async (param, query) => {
     const response = await get(`/v1/public/traces?${query}`);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param });
+    const body = (await response.json()) as { param: string; message: string };
+    expect(body).toMatchObject({ error: 'invalid_parameter', param });
+    expect(body.message).not.toMatch(/\b(probe|target|min|include)[A-Z]/);
+  });
+
+  it('keeps the snake_case names it was published with while the graph is camelCase', async () => {
+    const body = (await (await get('/v1/public/traces?limit=1&include_hops=true&probe_country=PK&hours=96')).json()) as { data: Record<string, any>[] };
+    expect(Object.keys(body).sort()).toEqual(['data', 'hasMore', 'limit', 'nextCursor', 'page']);
+    const [trace] = body.data;
+    expect(Object.keys(trace).sort()).toEqual([
+      'af', 'anomaly', 'anomaly_score', 'as_path', 'created_at', 'direction', 'error', 'hop_count', 'hops', 'loss', 'measured_at',
+      'msm_id', 'probe_as_name', 'probe_asn', 'probe_city', 'probe_country', 'probe_id', 'probe_ip', 'probe_latitude',
+      'probe_longitude', 'protocol', 'responding_hops', 'rtt_ms', 'status', 'target_as_name', 'target_asn', 'target_city',
+      'target_country', 'target_domain', 'target_ip', 'target_latitude', 'target_longitude', 'trace_id',
+    ]);
+    expect(trace.probe_country).toBe('PK');
+    expect(Object.keys(trace.anomaly).sort()).toEqual(['as_path_change', 'baseline_rtt_ms', 'baseline_samples', 'incomplete', 'leaves_country', 'loss', 'new_asn', 'rtt_inflation']);
+    expect(Object.keys(trace.hops[0]).sort()).toEqual([
+      'as_name', 'asn', 'city', 'country', 'errors', 'hop', 'hostname', 'ip', 'late', 'latitude', 'longitude', 'loss', 'mpls', 'private',
+      'received', 'rtt_avg', 'rtts', 'sent',
+    ]);
+    const stats = (await (await get('/v1/public/stats?hours=96')).json()) as Record<string, any>;
+    expect(Object.keys(stats).sort()).toEqual(['anomaly_distribution', 'by_direction', 'by_status', 'per_hour', 'since', 'top_asns', 'top_probe_cities', 'top_target_cities', 'total', 'until']);
+    expect(Object.keys(stats.top_asns[0]).sort()).toEqual(['as_name', 'asn', 'count']);
+    // The same trace over GraphQL, camelCase.
+    const graphql = await platform.request('/graphql', {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      key,
+      json: { query: 'query($id: ID!) { trace(id: $id) { traceId probeIp anomalyScore hops { rttAvg asName } anomaly { rttInflation } } }', variables: { id: trace.trace_id } },
+    });
+    const { data } = (await graphql.json()) as { data: { trace: Record<string, any> } };
+    expect(data.trace).toMatchObject({ traceId: trace.trace_id, probeIp: trace.probe_ip, anomalyScore: trace.anomaly_score });
+    expect(data.trace.hops[0]).toEqual({ rttAvg: trace.hops[0].rtt_avg, asName: trace.hops[0].as_name });
   });
 });
 

@@ -1,14 +1,15 @@
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, Response } from 'express';
+import { validateSync } from 'class-validator';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { sendApiError, tracerouteErrorFormat, type ApiError } from '../../../rest-bridge/errors.js';
 import { DomainError } from '../../shared/errors.js';
-import { traceFilter } from '../trace/trace-filter.js';
+import { traceFilter, windowOf } from '../trace/trace-filter.js';
 import { TraceDirection } from '../trace/trace-direction.js';
 import { TraceStatus } from '../trace/trace-status.js';
-import { MAX_HOURS, type TraceFilterArgs } from '../trace/trace.inputs.js';
+import { MAX_HOURS, TraceFilterArgs } from '../trace/trace.inputs.js';
 
 export const DEFAULT_EXPORT_LIMIT = 1000;
 export const MAX_EXPORT_LIMIT = 10_000;
@@ -22,6 +23,7 @@ export const CSV_COLUMNS: [string, string][] = [
   ['target_domain', 't.target_domain'], ['target_ip', 't.target_ip'], ['target_city', 't.target_city'], ['target_country', 't.target_country'],
   ['target_asn', 't.target_asn'], ['target_as_name', 't.target_as_name'], ['hop_count', 't.hop_count'], ['responding_hops', 't.responding_hops'],
   ['loss', 't.loss'], ['rtt_ms', 't.rtt_ms'], ['as_path', `array_to_string(t.as_path, ' ')`], ['anomaly_score', 't.anomaly_score'],
+  ['error', 't.error'],
 ];
 
 export interface ExportQuery {
@@ -55,39 +57,58 @@ function oneOf<T extends string>(query: URLSearchParams, name: string, values: r
   return raw as T;
 }
 
-/** Reads and checks the export's query parameters: the spec's, plus the search filters. */
+/** The filters' REST names (the spec's) by their GraphQL argument names. */
+const REST_NAME: Record<string, string> = {
+  probeCity: 'probe_city', probeCountry: 'probe_country', probeAsn: 'probe_asn', targetDomain: 'target_domain',
+  targetIp: 'target_ip', targetCity: 'target_city', minAnomaly: 'min_anomaly',
+};
+
+/**
+ * Reads and checks the export's query parameters (the spec's plus the search filters), all of
+ * them before the first byte is sent: control characters anywhere, each value's type, and the
+ * filters by the very rules of GET /traces (TraceFilterArgs), the window included.
+ */
 export function parseExportQuery(query: URLSearchParams): ExportQuery {
+  for (const [name, value] of query) {
+    // COPY takes no bind parameters, and PostgreSQL refuses NUL in text mid-statement.
+    if (/[\u0000-\u001f\u007f]/.test(name + value)) throw bad(name, `${name} must not contain control characters`);
+  }
   const minAnomaly = query.get('min_anomaly');
   if (minAnomaly !== null && !(minAnomaly.trim() !== '' && Number(minAnomaly) >= 0 && Number(minAnomaly) <= 1)) {
     throw bad('min_anomaly', `min_anomaly must be a number from 0.0 to 1.0, got "${minAnomaly}"`);
   }
   const includeHops = oneOf(query, 'include_hops', ['true', 'false'] as const);
   const probeAsn = query.get('probe_asn');
-  if (probeAsn !== null && !/^\d{1,10}$/.test(probeAsn)) throw bad('probe_asn', `probe_asn must be an integer, got "${probeAsn}"`);
-  const targetIp = query.get('target_ip');
-  const text = (name: string, max: number) => {
-    const value = query.get(name);
-    if (value !== null && (value.length < 1 || value.length > max || value.includes('\0'))) throw bad(name, `${name} must be 1 to ${max} characters`);
-    return value;
-  };
+  if (probeAsn !== null && !(/^\d{1,10}$/.test(probeAsn) && Number(probeAsn) <= 2 ** 31 - 1)) {
+    throw bad('probe_asn', `probe_asn must be an integer from 0 to ${2 ** 31 - 1}, got "${probeAsn}"`);
+  }
+  const filter = Object.assign(new TraceFilterArgs(), {
+    direction: oneOf(query, 'direction', Object.values(TraceDirection)),
+    status: oneOf(query, 'status', Object.values(TraceStatus)),
+    minAnomaly: minAnomaly === null ? null : Number(minAnomaly),
+    probeAsn: probeAsn === null ? null : Number(probeAsn),
+    probeCity: query.get('probe_city'),
+    probeCountry: query.get('probe_country'),
+    targetDomain: query.get('target_domain'),
+    targetIp: query.get('target_ip'),
+    targetCity: query.get('target_city'),
+    since: date(query, 'since'),
+    until: date(query, 'until'),
+  });
+  const [problem] = validateSync(filter, { forbidUnknownValues: false });
+  if (problem) {
+    const name = REST_NAME[problem.property] ?? problem.property;
+    const message = Object.values(problem.constraints ?? {})[0] ?? 'is not valid';
+    throw bad(name, message.replace(new RegExp(`^${problem.property}\\b`), name));
+  }
+  const hours = integer(query, 'hours', 1, MAX_HOURS, DEFAULT_EXPORT_HOURS);
+  // The window's own rule (since before until), checked now rather than when COPY is built.
+  windowOf({ ...filter, hours }, DEFAULT_EXPORT_HOURS);
   return {
     format: oneOf(query, 'format', ['json', 'csv'] as const) ?? 'json',
     limit: integer(query, 'limit', 1, MAX_EXPORT_LIMIT, DEFAULT_EXPORT_LIMIT),
     includeHops: includeHops === null ? true : includeHops === 'true',
-    filter: {
-      hours: integer(query, 'hours', 1, MAX_HOURS, DEFAULT_EXPORT_HOURS),
-      direction: oneOf(query, 'direction', Object.values(TraceDirection)),
-      status: oneOf(query, 'status', Object.values(TraceStatus)),
-      min_anomaly: minAnomaly === null ? null : Number(minAnomaly),
-      probe_asn: probeAsn === null ? null : Number(probeAsn),
-      probe_city: text('probe_city', 200),
-      probe_country: text('probe_country', 2),
-      target_domain: text('target_domain', 253),
-      target_ip: targetIp,
-      target_city: text('target_city', 200),
-      since: date(query, 'since'),
-      until: date(query, 'until'),
-    },
+    filter: Object.assign(filter, { hours }),
   };
 }
 
@@ -114,30 +135,70 @@ export function exportSql(query: ExportQuery): string {
     'target_domain', t.target_domain, 'target_ip', t.target_ip, 'target_city', t.target_city, 'target_country', t.target_country,
     'target_asn', t.target_asn, 'target_as_name', t.target_as_name, 'target_latitude', t.target_lat, 'target_longitude', t.target_lon,
     'hop_count', t.hop_count, 'responding_hops', t.responding_hops, 'loss', t.loss, 'rtt_ms', t.rtt_ms, 'as_path', t.as_path,
-    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'created_at', t.created_at)${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
+    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'error', t.error, 'created_at', t.created_at)${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
   // CSV format with a quote and delimiter that JSON text never contains passes each line through untouched.
   return `copy (select case when row_number() over () > 1 then ',' else '' end || (${object})::text from (${rows}) t)
     to stdout with (format csv, delimiter e'\\x02', quote e'\\x01')`;
 }
 
-/** Drops the newline after each JSON row; rows already carry their separating comma. */
-function jsonArrayBody(): Transform {
-  return new Transform({
+/** Drops the newline after each JSON row (rows already carry their separating comma), counting rows. */
+function jsonArrayBody(): Transform & { rows: number } {
+  const counted = { rows: 0 };
+  const body = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      done(null, Buffer.from(chunk.toString('utf8').replace(/\n/g, '')));
+      const text = chunk.toString('utf8');
+      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) counted.rows++;
+      done(null, Buffer.from(text.replace(/\n/g, '')));
     },
   });
+  return Object.defineProperty(body, 'rows', { get: () => counted.rows }) as Transform & { rows: number };
+}
+
+/**
+ * Writes into `res` with backpressure, leaving it open: unlike piping into it, a failure upstream
+ * does not destroy the response, so the handler still decides how the body ends.
+ */
+function forwardTo(res: Response): Writable {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (res.write(chunk)) done();
+      else res.once('drain', () => done());
+    },
+  });
+  res.once('close', () => {
+    if (!res.writableFinished) sink.destroy(new Error('The client closed the connection'));
+  });
+  return sink;
+}
+
+/**
+ * Ends a response whose body has started without HTTP/1.1's last chunk: the socket is closed once
+ * what was written is flushed, so every client sees an incomplete body (curl: "transfer closed
+ * with outstanding read data remaining"; fetch: "terminated") instead of a short but whole one.
+ */
+export function abortChunkedResponse(res: Response): void {
+  if (res.socket && !res.socket.destroyed) res.socket.destroySoon();
+  else res.destroy();
 }
 
 /**
  * GET <base>/traces/export: the filtered traces as JSON (`{"data":[...]}`) or CSV, streamed from
  * PostgreSQL's COPY through the HTTP response with backpressure: memory stays flat whatever the
- * export's size. Other paths go to `next`. Mount it after the traceroute key guard.
+ * export's size. Every parameter is checked before the first byte. Should the export fail after
+ * it, a JSON body gets a last array element `{"error":"export_failed",...}` and is left
+ * unterminated (no `]}`), and for both formats the chunked response is cut before its last
+ * chunk. Other paths go to `next`. Mount it after the traceroute key guard.
  */
 export function createTraceExportHandler(options: { basePath: string; databaseUrl: string; poolMax?: number }) {
   let pool: pg.Pool | undefined;
   const path = `${options.basePath}/traces/export`;
   const fail = (req: Request, res: Response, error: ApiError) => sendApiError(res, tracerouteErrorFormat, error, String(req.id));
+  const openPool = () => {
+    const opened = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax ?? 4 });
+    // An idle connection the server ends (a restart) must not crash the process; the next export reconnects.
+    opened.on('error', () => undefined);
+    return opened;
+  };
 
   const handler = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (req.path !== path && req.path !== `${path}/`) return next();
@@ -146,34 +207,42 @@ export function createTraceExportHandler(options: { basePath: string; databaseUr
       return fail(req, res, { status: 405, code: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}; use GET` });
     }
     let query: ExportQuery;
+    let sql: string;
     try {
       query = parseExportQuery(new URL(req.originalUrl, 'http://export').searchParams);
+      sql = exportSql(query);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return fail(req, res, { status: 400, code: 'invalid_parameter', message: error.message, param: String(error.extensions.param) });
     }
-    pool ??= new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax ?? 4 });
+    pool ??= openPool();
     const client = await pool.connect();
+    let body: ReturnType<typeof jsonArrayBody> | undefined;
     try {
-      const copy = client.query(copyTo(exportSql(query)));
+      const copy = client.query(copyTo(sql));
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       res.status(200);
       res.setHeader('content-type', query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8');
       res.setHeader('content-disposition', `attachment; filename="traces-${stamp}.${query.format}"`);
       if (query.format === 'json') {
+        body = jsonArrayBody();
         res.write('{"data":[');
-        await pipeline(copy, jsonArrayBody(), res, { end: false });
+        await pipeline(copy, body, forwardTo(res));
         res.end(']}');
       } else {
-        await pipeline(copy, res);
+        await pipeline(copy, forwardTo(res));
+        res.end();
       }
+      client.release();
     } catch (error) {
-      // Once the body has started, the status is sent: the client sees a truncated body.
+      client.release(error as Error);
       if (!res.headersSent) return fail(req, res, { status: 500, code: 'internal_error', message: 'An internal error occurred' });
       req.log?.error({ err: error }, 'trace export failed mid-stream');
-      res.destroy(error as Error);
-    } finally {
-      client.release();
+      if (body && !res.destroyed) {
+        const record = { error: 'export_failed', message: `The export failed after ${body.rows} traces; this body is incomplete`, request_id: String(req.id) };
+        res.write(`${body.rows ? ',' : ''}${JSON.stringify(record)}`);
+      }
+      abortChunkedResponse(res);
     }
   };
   return Object.assign(

@@ -31,9 +31,12 @@ export interface ParsedTrace {
   protocol: string | null;
   /** The probe's public address when known, else its source address. */
   probeIp: string | null;
-  targetIp: string;
+  /** Null when the measurement failed before it had an address (name resolution failed). */
+  targetIp: string | null;
   targetDomain: string | null;
   hops: ParsedHop[];
+  /** Why the measurement failed before any hop; null when it ran. */
+  error: string | null;
   /** What the source says about reaching the target (scamper's stop_reason); null to infer from hops. */
   reachedTarget: boolean | null;
 }

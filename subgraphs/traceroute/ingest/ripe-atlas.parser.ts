@@ -37,6 +37,26 @@ function reply(raw: unknown, where: string): ParsedReply {
   return { ip, rtt: late ? null : rtt, late, err, mpls: mplsLabels(raw.icmpext) };
 }
 
+const domainOf = (name: string | null) => (name ? name.toLowerCase().slice(0, 253) : null);
+
+/**
+ * Why a result without a target address never ran, when it says so: a top-level `error`, or a
+ * `result` of bare `{error}` entries (no hop answered, e.g. "name resolution failed"). Null when
+ * the record names no target domain or no error: then it is malformed, not a failed measurement.
+ */
+function failureBeforeAnyHop(record: Json): { error: string; domain: string } | null {
+  const domain = typeof record.dst_name === 'string' && record.dst_name.trim() !== '' && !isIP(record.dst_name) ? domainOf(record.dst_name.trim()) : null;
+  if (!domain) return null;
+  const hops = Array.isArray(record.result) ? record.result : [];
+  const texts = [
+    ...(typeof record.error === 'string' ? [record.error] : isObject(record.error) ? [JSON.stringify(record.error)] : []),
+    ...hops.flatMap((hop) => (isObject(hop) && typeof hop.error === 'string' && !Array.isArray(hop.result) ? [hop.error] : [])),
+  ];
+  const answered = hops.some((hop) => isObject(hop) && Array.isArray(hop.result) && hop.result.some((r) => isObject(r) && typeof r.from === 'string'));
+  if (!texts.length || answered) return null;
+  return { error: [...new Set(texts)].join('; ').slice(0, 500), domain };
+}
+
 /**
  * A RIPE Atlas traceroute result (every firmware: `x: "*"` silences, `err`, `late`, `icmpext`,
  * IPv6, hop-level `error`, the 255 end marker) as a ParsedTrace. Throws RecordRejection for
@@ -46,7 +66,7 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   if (record.type !== undefined && record.type !== 'traceroute') {
     throw new RecordRejection(`a RIPE Atlas "${String(record.type)}" result, not a traceroute`);
   }
-  if (!Array.isArray(record.result)) {
+  if (!Array.isArray(record.result) && record.error === undefined) {
     throw new RecordRejection(record.type === undefined && 'avg' in record ? 'a RIPE Atlas ping result, not a traceroute' : 'no "result" array of hops');
   }
   const msmId = record.msm_id;
@@ -57,7 +77,33 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   const measuredAt = new Date(Math.round(timestamp * 1000));
   if (Number.isNaN(measuredAt.getTime()) || measuredAt.getUTCFullYear() > 9999) throw new RecordRejection('timestamp is out of range');
   const targetIp = typeof record.dst_addr === 'string' ? record.dst_addr : '';
-  if (!isIP(targetIp)) throw new RecordRejection('dst_addr is missing or not an IP address');
+  const from = typeof record.from === 'string' && isIP(record.from) ? record.from : null;
+  const src = typeof record.src_addr === 'string' && isIP(record.src_addr) ? record.src_addr : null;
+  // `from` is the probe's public address as Atlas saw it; src_addr is often a private one.
+  const probeIp = from && !isPrivateAddress(from) ? from : (src ?? from);
+  if (!isIP(targetIp)) {
+    // A probe that could not even start (its resolver failed on dst_name) still made a measurement:
+    // it is stored as a failed trace so failure rates count it.
+    const failure = failureBeforeAnyHop(record);
+    if (failure === null) throw new RecordRejection('dst_addr is missing or not an IP address');
+    return {
+      source: TraceSource.RIPE_ATLAS,
+      measurementKey: `atlas:${msmId}:${probeId}`,
+      probeKey: `atlas:${probeId}`,
+      msmId: msmId as number,
+      probeId: probeId as number,
+      measuredAt,
+      af: record.af === 6 ? 6 : 4,
+      protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
+      probeIp,
+      targetIp: null,
+      targetDomain: failure.domain,
+      hops: [],
+      reachedTarget: false,
+      error: failure.error,
+    };
+  }
+  if (!Array.isArray(record.result)) throw new RecordRejection('no "result" array of hops');
   const af = record.af === 6 || isIP(targetIp) === 6 ? 6 : 4;
   const hops: ParsedHop[] = record.result.map((rawHop, index): ParsedHop => {
     const where = `hop #${index + 1}`;
@@ -68,8 +114,6 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
     if (!Array.isArray(rawHop.result)) throw new RecordRejection(`${where}: no "result" array`);
     return { hop: rawHop.hop as number, hostname: null, replies: rawHop.result.map((r) => reply(r, where)), error: null };
   });
-  const from = typeof record.from === 'string' && isIP(record.from) ? record.from : null;
-  const src = typeof record.src_addr === 'string' && isIP(record.src_addr) ? record.src_addr : null;
   const dstName = typeof record.dst_name === 'string' && record.dst_name !== targetIp && !isIP(record.dst_name) ? record.dst_name : null;
   return {
     source: TraceSource.RIPE_ATLAS,
@@ -80,11 +124,11 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
     measuredAt,
     af,
     protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
-    // `from` is the probe's public address as Atlas saw it; src_addr is often a private one.
-    probeIp: from && !isPrivateAddress(from) ? from : (src ?? from),
+    probeIp,
     targetIp,
-    targetDomain: dstName ? dstName.toLowerCase().slice(0, 253) : null,
+    targetDomain: domainOf(dstName),
     hops,
     reachedTarget: null,
+    error: null,
   };
 }

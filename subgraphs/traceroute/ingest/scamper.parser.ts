@@ -86,5 +86,6 @@ export function parseScamperTrace(record: Json, hostname: string | null): Parsed
     targetDomain: null,
     hops,
     reachedTarget: typeof record.stop_reason === 'string' ? record.stop_reason === 'COMPLETED' : null,
+    error: null,
   };
 }

@@ -165,6 +165,7 @@ export class SyntheticTraceGenerator {
       targetDomain: target.domain,
       hops: hops.map((h) => ({ ...h, error: h.error ?? null })),
       reachedTarget: null,
+      error: null,
     };
   }
 

@@ -29,7 +29,7 @@ export interface TraceRow {
   probe_lat: number | null;
   probe_lon: number | null;
   target_domain: string | null;
-  target_ip: string;
+  target_ip: string | null;
   target_city: string | null;
   target_country: string | null;
   target_asn: number | null;
@@ -44,6 +44,7 @@ export interface TraceRow {
   anomaly_score: number;
   anomaly: AnomalyData;
   hops: HopData[];
+  error: string | null;
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
@@ -65,9 +66,11 @@ function mainAddress(ips: string[]): string | null {
 /**
  * The status rule: completed when the target itself answered at some hop (or scamper says it
  * stopped for that reason); failed otherwise, which covers a path that ends in silence (Atlas's
- * hop 255 of stars), an unreachable error and a measurement that stopped at its TTL limit.
+ * hop 255 of stars), an unreachable error, a measurement that stopped at its TTL limit and one
+ * that failed before any hop (no target address).
  */
 export function statusOf(parsed: ParsedTrace): TraceStatus {
+  if (parsed.targetIp === null || parsed.error !== null) return TraceStatus.failed;
   const answered = parsed.hops.some((hop) => hop.replies.some((r) => r.ip === parsed.targetIp && !r.err));
   return answered || parsed.reachedTarget === true ? TraceStatus.completed : TraceStatus.failed;
 }
@@ -117,7 +120,7 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
   for (const asn of [probe.asn, ...hops.map((h) => h.asn)]) {
     if (asn !== null && asPath[asPath.length - 1] !== asn) asPath.push(asn);
   }
-  const targetHop = hops.find((h) => h.ip === parsed.targetIp && h.rtt_avg !== null);
+  const targetHop = parsed.targetIp === null ? undefined : hops.find((h) => h.ip === parsed.targetIp && h.rtt_avg !== null);
   const rttMs = targetHop?.rtt_avg ?? null;
   const loss = sent ? 1 - received / sent : 1;
   const leavesCountry =
@@ -157,5 +160,6 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     anomaly_score: score,
     anomaly: components,
     hops,
+    error: cut(parsed.error, 500),
   };
 }

@@ -114,11 +114,17 @@ export class TraceImporter {
     const store = new TraceStore(em);
     const existing = await store.existing(items.map((i) => ({ measurementKey: i.trace.measurementKey, measuredAt: i.trace.measuredAt.toISOString() })));
     const fresh = items.filter((i) => !existing.has(TraceStore.identity(i.trace.measurementKey, i.trace.measuredAt.toISOString())));
-    const pairs = new Map(fresh.map((i) => [`${i.trace.probeKey} ${i.trace.targetIp}`, { probeKey: i.trace.probeKey, targetIp: i.trace.targetIp }]));
+    // A trace that failed before any hop has no target address, so no path to compare or learn from.
+    const traced = fresh.flatMap((i) => (i.trace.targetIp === null ? [] : [{ probeKey: i.trace.probeKey, targetIp: i.trace.targetIp }]));
+    const pairs = new Map(traced.map((p) => [`${p.probeKey} ${p.targetIp}`, p]));
     const baselines = await store.baselines([...pairs.values()]);
     const rows: TraceRow[] = [];
     const changed = new Map<string, Baseline>();
     for (const { trace } of fresh) {
+      if (trace.targetIp === null) {
+        rows.push(buildTraceRow(trace, this.enricher, null));
+        continue;
+      }
       const pair = `${trace.probeKey} ${trace.targetIp}`;
       const baseline = baselines.get(pair) ?? null;
       const row = buildTraceRow(trace, this.enricher, baseline);

@@ -1,6 +1,6 @@
 import { Field, Float, Int, ObjectType } from '../../shared/type-graphql.js';
 
-/** One hop as stored in the trace's `hops` jsonb (snake_case, exactly the public field names). */
+/** One hop as stored in the trace's `hops` jsonb: snake_case, the REST and export names; GraphQL shows them camelCase. */
 export interface HopData {
   hop: number;
   ip: string | null;
@@ -37,7 +37,7 @@ export class HopType implements HopData {
   @Field(() => [Float], { nullable: 'items', description: 'RTT of each packet sent (ms); null for a packet with no answer.' })
   rtts!: (number | null)[];
 
-  @Field(() => Float, { nullable: true })
+  @Field(() => Float, { name: 'rttAvg', nullable: true })
   rtt_avg!: number | null;
 
   @Field(() => Int)
@@ -73,7 +73,7 @@ export class HopType implements HopData {
   @Field(() => Int, { nullable: true })
   asn!: number | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { name: 'asName', nullable: true })
   as_name!: string | null;
 
   @Field(() => [Int], { description: 'MPLS labels from ICMP extensions (RFC 4950).' })

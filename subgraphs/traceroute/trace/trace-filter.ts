@@ -38,13 +38,13 @@ export function traceFilter(args: TraceFilterArgs & { hours?: number | null }, d
   };
   if (args.direction) add(`${alias}.direction = ?`, args.direction);
   if (args.status) add(`${alias}.status = ?`, args.status);
-  if (args.probe_country) add(`${alias}.probe_country = ?`, args.probe_country.toUpperCase());
-  if (args.probe_city) add(`${alias}.probe_city = ?`, args.probe_city);
-  if (args.probe_asn != null) add(`${alias}.probe_asn = ?`, args.probe_asn);
-  if (args.target_ip) add(`${alias}.target_ip = ?`, args.target_ip);
-  if (args.target_city) add(`${alias}.target_city = ?`, args.target_city);
-  if (args.target_domain) add(`${alias}.target_domain ilike ?`, `%${escapeLike(args.target_domain.toLowerCase())}%`);
-  if (args.min_anomaly != null) add(`${alias}.anomaly_score >= ?`, args.min_anomaly);
+  if (args.probeCountry) add(`${alias}.probe_country = ?`, args.probeCountry.toUpperCase());
+  if (args.probeCity) add(`${alias}.probe_city = ?`, args.probeCity);
+  if (args.probeAsn != null) add(`${alias}.probe_asn = ?`, args.probeAsn);
+  if (args.targetIp) add(`${alias}.target_ip = ?`, args.targetIp);
+  if (args.targetCity) add(`${alias}.target_city = ?`, args.targetCity);
+  if (args.targetDomain) add(`${alias}.target_domain ilike ?`, `%${escapeLike(args.targetDomain.toLowerCase())}%`);
+  if (args.minAnomaly != null) add(`${alias}.anomaly_score >= ?`, args.minAnomaly);
   return { where: conditions.join(' and '), params, since, until };
 }
 

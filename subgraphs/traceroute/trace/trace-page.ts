@@ -2,7 +2,7 @@ import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
 import { Trace } from './trace.entity.js';
 
 /**
- * One page of traces, newest measurement first (ties by trace_id, descending). The envelope is
+ * One page of traces, newest measurement first (ties by traceId, descending). The envelope is
  * the platform's list shape plus the spec's page and limit; no total (a count of tens of millions
  * of rows per request is what the partitions are there to avoid).
  */

@@ -16,7 +16,7 @@ export class AsnCountType {
   asn!: number;
 
   @Field(() => String, { nullable: true })
-  as_name!: string | null;
+  asName!: string | null;
 
   @Field(() => Int)
   count!: number;
@@ -56,23 +56,23 @@ export class TraceStatsType {
   total!: number;
 
   @Field(() => [TraceCountType])
-  by_direction!: TraceCountType[];
+  byDirection!: TraceCountType[];
 
   @Field(() => [TraceCountType])
-  by_status!: TraceCountType[];
+  byStatus!: TraceCountType[];
 
   @Field(() => [TraceCountType], { description: 'Traces per tenth of anomaly score: 0.0-0.1 ... 0.9-1.0 (1.0 in the last).' })
-  anomaly_distribution!: TraceCountType[];
+  anomalyDistribution!: TraceCountType[];
 
   @Field(() => [AsnCountType], { description: 'The 10 probe ASNs with most traces.' })
-  top_asns!: AsnCountType[];
+  topAsns!: AsnCountType[];
 
   @Field(() => [CityCountType], { description: 'The 10 probe cities with most traces.' })
-  top_probe_cities!: CityCountType[];
+  topProbeCities!: CityCountType[];
 
   @Field(() => [CityCountType], { description: 'The 10 target cities with most traces.' })
-  top_target_cities!: CityCountType[];
+  topTargetCities!: CityCountType[];
 
   @Field(() => [HourCountType], { description: 'Traces per hour of measurement, hours with none omitted.' })
-  per_hour!: HourCountType[];
+  perHour!: HourCountType[];
 }

@@ -25,10 +25,11 @@ function filterIndex(property: keyof Trace & string, column: string): ClassDecor
  * reads every trace, so rows carry no account. The table is range-partitioned by month of
  * `measured_at` (raw SQL in the migration: MikroORM leaves partitioning it is not told about
  * alone), which is why `measured_at` is part of the primary key and of the identity.
- * GraphQL names are the public API's snake_case, so REST is the GraphQL shape unchanged.
+ * GraphQL names are camelCase like the rest of the graph; the REST view renames them to the public
+ * API's snake_case (rest-bridge/traceroute.routes.ts).
  */
 @ObjectType('Trace', { description: 'A traceroute measurement.' })
-@Directive('@key(fields: "trace_id")')
+@Directive('@key(fields: "traceId")')
 @Entity({ tableName: 'trace' })
 @Index({ name: 'trace_order_index', properties: ['measuredAt', 'id'], columns: ORDER })
 @filterIndex('direction', 'direction')
@@ -49,27 +50,27 @@ function filterIndex(property: keyof Trace & string, column: string): ClassDecor
 @Check({ name: 'trace_loss_check', expression: '"loss"::numeric >= 0 and "loss"::numeric <= 1' })
 export class Trace {
   /** A UUIDv7 whose time is `measured_at`, so a lookup by id alone reaches one partition. */
-  @Field(() => ID, { name: 'trace_id' })
+  @Field(() => ID, { name: 'traceId' })
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
 
   /** Millisecond precision, like a JavaScript Date: a page cursor then names its row exactly. */
-  @Field(() => DateTimeResolver, { name: 'measured_at', description: 'When the probe ran the traceroute.' })
+  @Field(() => DateTimeResolver, { description: 'When the probe ran the traceroute.' })
   @PrimaryKey({ type: 'datetime', length: 3 })
   measuredAt!: Date;
 
-  /** `<source>:<measurement>:<probe>`; with measured_at, what makes a re-import a duplicate. */
+  /** `<source>:<measurement>:<probe>`; with measuredAt, what makes a re-import a duplicate. */
   @Property({ type: 'string', length: 160 })
   measurementKey!: string;
 
   @Enum({ items: () => TraceSource })
   source!: TraceSource;
 
-  @Field(() => Int, { name: 'msm_id', nullable: true, description: 'RIPE Atlas measurement id.' })
+  @Field(() => Int, { nullable: true, description: 'RIPE Atlas measurement id.' })
   @Property({ type: 'integer', nullable: true })
   msmId?: number | null;
 
-  @Field(() => Int, { name: 'probe_id', nullable: true, description: 'RIPE Atlas probe id.' })
+  @Field(() => Int, { nullable: true, description: 'RIPE Atlas probe id.' })
   @Property({ type: 'integer', nullable: true })
   probeId?: number | null;
 
@@ -89,71 +90,72 @@ export class Trace {
   @Property({ type: 'string', length: 16, nullable: true })
   protocol?: string | null;
 
-  @Field(() => String, { name: 'probe_ip', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 45, nullable: true })
   probeIp?: string | null;
 
-  @Field(() => String, { name: 'probe_city', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 200, nullable: true })
   probeCity?: string | null;
 
-  @Field(() => String, { name: 'probe_country', nullable: true, description: 'ISO 3166-1 alpha-2.' })
+  @Field(() => String, { nullable: true, description: 'ISO 3166-1 alpha-2.' })
   @Property({ type: 'character', length: 2, nullable: true })
   probeCountry?: string | null;
 
-  @Field(() => Int, { name: 'probe_asn', nullable: true })
+  @Field(() => Int, { nullable: true })
   @Property({ type: 'integer', nullable: true })
   probeAsn?: number | null;
 
-  @Field(() => String, { name: 'probe_as_name', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 200, nullable: true })
   probeAsName?: string | null;
 
-  @Field(() => Float, { name: 'probe_latitude', nullable: true })
+  @Field(() => Float, { name: 'probeLatitude', nullable: true })
   @Property({ type: 'float', nullable: true, runtimeType: 'number' })
   probeLat?: number | null;
 
-  @Field(() => Float, { name: 'probe_longitude', nullable: true })
+  @Field(() => Float, { name: 'probeLongitude', nullable: true })
   @Property({ type: 'float', nullable: true, runtimeType: 'number' })
   probeLon?: number | null;
 
-  @Field(() => String, { name: 'target_domain', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 253, nullable: true })
   targetDomain?: string | null;
 
-  @Field(() => String, { name: 'target_ip' })
-  @Property({ type: 'string', length: 45 })
-  targetIp!: string;
+  /** Null when the measurement failed before it had an address to trace to (name resolution failed). */
+  @Field(() => String, { nullable: true, description: 'Null when the measurement failed before any hop (see error).' })
+  @Property({ type: 'string', length: 45, nullable: true })
+  targetIp?: string | null;
 
-  @Field(() => String, { name: 'target_city', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 200, nullable: true })
   targetCity?: string | null;
 
-  @Field(() => String, { name: 'target_country', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'character', length: 2, nullable: true })
   targetCountry?: string | null;
 
-  @Field(() => Int, { name: 'target_asn', nullable: true })
+  @Field(() => Int, { nullable: true })
   @Property({ type: 'integer', nullable: true })
   targetAsn?: number | null;
 
-  @Field(() => String, { name: 'target_as_name', nullable: true })
+  @Field(() => String, { nullable: true })
   @Property({ type: 'string', length: 200, nullable: true })
   targetAsName?: string | null;
 
-  @Field(() => Float, { name: 'target_latitude', nullable: true })
+  @Field(() => Float, { name: 'targetLatitude', nullable: true })
   @Property({ type: 'float', nullable: true, runtimeType: 'number' })
   targetLat?: number | null;
 
-  @Field(() => Float, { name: 'target_longitude', nullable: true })
+  @Field(() => Float, { name: 'targetLongitude', nullable: true })
   @Property({ type: 'float', nullable: true, runtimeType: 'number' })
   targetLon?: number | null;
 
-  @Field(() => Int, { name: 'hop_count' })
+  @Field(() => Int)
   @Property({ type: 'smallint' })
   hopCount!: number;
 
-  @Field(() => Int, { name: 'responding_hops' })
+  @Field(() => Int)
   @Property({ type: 'smallint' })
   respondingHops!: number;
 
@@ -161,28 +163,32 @@ export class Trace {
   @Property({ type: 'float', runtimeType: 'number' })
   loss!: number;
 
-  @Field(() => Float, { name: 'rtt_ms', nullable: true, description: 'Mean RTT to the target (ms); null when it never answered.' })
+  @Field(() => Float, { nullable: true, description: 'Mean RTT to the target (ms); null when it never answered.' })
   @Property({ type: 'float', nullable: true, runtimeType: 'number' })
   rttMs?: number | null;
 
-  @Field(() => [Int], { name: 'as_path', description: 'ASNs along the path, consecutive repeats merged.' })
+  @Field(() => [Int], { description: 'ASNs along the path, consecutive repeats merged.' })
   @Property({ type: new ArrayType<number>((i) => Number(i)), columnType: 'int[]' })
   asPath!: number[];
 
-  @Field(() => Float, { name: 'anomaly_score', description: 'From 0.0 (ordinary) to 1.0 (most anomalous).' })
+  @Field(() => Float, { description: 'From 0.0 (ordinary) to 1.0 (most anomalous).' })
   @Property({ type: 'float', runtimeType: 'number' })
   anomalyScore!: number;
 
-  @Field(() => AnomalyComponentsType, { description: 'The components of anomaly_score.' })
+  @Field(() => AnomalyComponentsType, { description: 'The components of anomalyScore.' })
   @Property({ type: 'json' })
   anomaly!: AnomalyData;
 
+  @Field(() => String, { nullable: true, description: 'Why the measurement failed before any hop (e.g. RIPE Atlas "name resolution failed"); null otherwise.' })
+  @Property({ type: 'string', length: 500, nullable: true })
+  error?: string | null;
+
   /** Null in a search without include_hops: the column is then not read at all. */
-  @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with include_hops.' })
+  @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with includeHops.' })
   @Property({ type: 'json', lazy: true })
   hops?: HopData[] | null;
 
-  @Field(() => DateTimeResolver, { name: 'created_at', description: 'When the platform stored the trace.' })
+  @Field(() => DateTimeResolver, { description: 'When the platform stored the trace.' })
   @Property({ type: 'datetime' })
   createdAt: Opt<Date> = new Date();
 }

@@ -11,7 +11,7 @@ export const MAX_HOURS = 720;
 /** page × limit past this is refused: deep offsets cost a scan of every skipped row; the cursor does not. */
 export const MAX_OFFSET = 10_000;
 
-/** The filters the search, the export and the stats share; argument names are the spec's. */
+/** The filters the search, the export and the stats share: the spec's, camelCase (REST keeps the spec's snake_case). */
 @ArgsType()
 export class TraceFilterArgs {
   @Field(() => TraceDirection, { nullable: true })
@@ -20,38 +20,38 @@ export class TraceFilterArgs {
   @Field(() => String, { nullable: true, description: 'Probe city, exact.' })
   @IsOptional()
   @Length(1, 200)
-  probe_city?: string | null;
+  probeCity?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Probe country, ISO 3166-1 alpha-2.' })
   @IsOptional()
-  @Matches(/^[A-Za-z]{2}$/, { message: 'probe_country must be a two-letter country code' })
-  probe_country?: string | null;
+  @Matches(/^[A-Za-z]{2}$/, { message: 'probeCountry must be a two-letter country code' })
+  probeCountry?: string | null;
 
   @Field(() => Int, { nullable: true })
   @IsOptional()
   @Min(0)
-  probe_asn?: number | null;
+  probeAsn?: number | null;
 
   @Field(() => String, { nullable: true, description: 'Part of the target domain (case-insensitive).' })
   @IsOptional()
   @Length(1, 253)
-  target_domain?: string | null;
+  targetDomain?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Target IP address, exact.' })
   @IsOptional()
-  @IsIP(undefined, { message: 'target_ip must be an IPv4 or IPv6 address' })
-  target_ip?: string | null;
+  @IsIP(undefined, { message: 'targetIp must be an IPv4 or IPv6 address' })
+  targetIp?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Target city, exact.' })
   @IsOptional()
   @Length(1, 200)
-  target_city?: string | null;
+  targetCity?: string | null;
 
   @Field(() => Float, { nullable: true, description: 'Minimum anomaly score, 0.0 to 1.0.' })
   @IsOptional()
   @Min(0)
   @Max(1)
-  min_anomaly?: number | null;
+  minAnomaly?: number | null;
 
   @Field(() => TraceStatus, { nullable: true })
   status?: TraceStatus | null;
@@ -83,7 +83,7 @@ export class TracesArgs extends TraceFilterArgs {
   limit?: number | null;
 
   @Field(() => Boolean, { nullable: true, description: 'Include hop details; default false.' })
-  include_hops?: boolean | null;
+  includeHops?: boolean | null;
 
   @Field(() => String, { nullable: true, description: 'nextCursor of the previous page: keyset paging to any depth.' })
   @IsOptional()

@@ -3,11 +3,11 @@ import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import type { Trace } from './trace.entity.js';
 import { TraceService } from './trace.service.js';
 
-/** Trace references from other subgraphs, by trace_id, batched into one statement per request. */
+/** Trace references from other subgraphs, by traceId, batched into one statement per request. */
 export const traceReference = {
-  __resolveReference(reference: { trace_id: string }, ctx: SubgraphContext): Promise<Trace | null> {
+  __resolveReference(reference: { traceId: string }, ctx: SubgraphContext): Promise<Trace | null> {
     return loaderFor(ctx, 'trace.byId', () => new DataLoader<string, Trace | null>((ids) => new TraceService(ctx.em).findMany(ids))).load(
-      reference.trace_id,
+      reference.traceId,
     );
   },
 };

@@ -15,11 +15,11 @@ import type { TraceStatsType } from './trace-stats.type.js';
 /** The largest content the GraphQL import accepts: the request body limit of the edge and the subgraph (1 MB) binds first anyway; bigger files go through the command-line tool. */
 export const MAX_IMPORT_CONTENT = 1024 * 1024;
 
-/** Every column but hops, which a search reads only with include_hops. */
+/** Every column but hops, which a search reads only with includeHops. */
 const SUMMARY_COLUMNS = `t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af,
   t.protocol, t.probe_ip, t.probe_city, t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon,
   t.target_domain, t.target_ip, t.target_city, t.target_country, t.target_asn, t.target_as_name, t.target_lat, t.target_lon,
-  t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.created_at`;
+  t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.error, t.created_at`;
 
 type Row = Record<string, unknown>;
 
@@ -59,6 +59,7 @@ export function traceFromRow(row: Row): Trace {
     asPath: row.as_path,
     anomalyScore: row.anomaly_score,
     anomaly: parse(row.anomaly),
+    error: row.error ?? null,
     hops: row.hops === undefined ? null : parse(row.hops),
     createdAt: new Date(row.created_at as string),
   });
@@ -114,7 +115,7 @@ export class TraceService {
       params.push(cursor.measuredAt, cursor.id);
     }
     const rows = await this.execute(
-      `select ${SUMMARY_COLUMNS}${args.include_hops ? ', t.hops' : ''} from "traceroute"."trace" t where ${where}
+      `select ${SUMMARY_COLUMNS}${args.includeHops ? ', t.hops' : ''} from "traceroute"."trace" t where ${where}
        order by t.measured_at desc, t.id desc limit ? offset ?`,
       [...params, limit + 1, args.cursor ? 0 : (page - 1) * limit],
     );
@@ -182,16 +183,16 @@ export class TraceService {
       since,
       until,
       total: byStatus.reduce((sum, r) => sum + Number(r.count), 0),
-      by_direction: counts(byDirection),
-      by_status: counts(byStatus),
-      anomaly_distribution: Array.from({ length: 10 }, (_, i) => ({
+      byDirection: counts(byDirection),
+      byStatus: counts(byStatus),
+      anomalyDistribution: Array.from({ length: 10 }, (_, i) => ({
         key: `${(i / 10).toFixed(1)}-${((i + 1) / 10).toFixed(1)}`,
         count: buckets.get(i) ?? 0,
       })),
-      top_asns: asns.map((r) => ({ asn: Number(r.asn), as_name: (r.as_name as string) ?? null, count: Number(r.count) })),
-      top_probe_cities: probeCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
-      top_target_cities: targetCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
-      per_hour: hours.map((r) => ({ hour: new Date(r.hour as string), count: Number(r.count) })),
+      topAsns: asns.map((r) => ({ asn: Number(r.asn), asName: (r.as_name as string) ?? null, count: Number(r.count) })),
+      topProbeCities: probeCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
+      topTargetCities: targetCities.map((r) => ({ city: String(r.city), country: (r.country as string) ?? null, count: Number(r.count) })),
+      perHour: hours.map((r) => ({ hour: new Date(r.hour as string), count: Number(r.count) })),
     };
   }
 

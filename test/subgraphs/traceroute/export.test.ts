@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdentityStore } from '../../../platform/identity/index.js';
@@ -111,6 +112,62 @@ describe('GET /v1/public/traces/export', () => {
     const response = await fetch(`${base}?${query}`);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param, request_id: 'req_test' });
+  });
+
+  it.each([
+    ['target_ip', 'target_ip=%00'], ['target_ip', 'target_ip=not-an-ip'], ['target_ip', 'target_ip=300.1.1.1'],
+    ['target_domain', 'target_domain=dawn%00.com'], ['target_city', 'target_city=Lahore%01'], ['probe_city', 'probe_city=%7F'],
+    ['format', 'format=csv%0A'], ['probe_country', 'probe_country=PAK'], ['probe_asn', 'probe_asn=99999999999'],
+    ['since', 'since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z'], ['junk%00', 'junk%00=1'],
+  ])('checks every parameter before the first byte: 400 invalid_parameter naming %s', async (param, query) => {
+    const response = await fetch(`${base}?${query}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param: decodeURIComponent(param), request_id: 'req_test' });
+  });
+
+  it('ends a body that fails after its first byte detectably: a trailing error record and no last chunk', async () => {
+    // A lock the export waits on, so its backend can be ended after `{"data":[` went out.
+    const blocker = new pg.Client({ connectionString: db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('lock table "traceroute"."trace" in access exclusive mode');
+      const answer = new Promise<{ status: number; body: string; complete: boolean }>((resolve, reject) => {
+        http.get(`${base}?hours=48`, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          // An aborted chunked body ends with 'aborted' then 'close' and never 'end'.
+          res.on('close', () => resolve({ status: res.statusCode!, body, complete: res.complete }));
+        }).on('error', reject);
+      });
+      let terminated = false;
+      for (let i = 0; i < 100 && !terminated; i++) {
+        const rows = await blocker.query(
+          `select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'copy (select%' and wait_event_type = 'Lock'`,
+        );
+        terminated = rows.rows.some((r) => r.done);
+        if (!terminated) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(terminated).toBe(true);
+      const { status, body, complete } = await answer;
+      expect(status).toBe(200);
+      expect(complete).toBe(false);
+      expect(body.startsWith('{"data":[')).toBe(true);
+      expect(() => JSON.parse(body)).toThrow();
+      expect(JSON.parse(body.slice('{"data":['.length))).toEqual({
+        error: 'export_failed',
+        message: 'The export failed after 0 traces; this body is incomplete',
+        request_id: 'req_test',
+      });
+    } finally {
+      await blocker.query('rollback');
+      await blocker.end();
+    }
+    // The pool recovers: the next export is whole.
+    const after = await fetch(`${base}?format=csv&limit=3`);
+    expect(after.status).toBe(200);
+    expect(parseCsv(await after.text())).toHaveLength(4);
   });
 
   it('quotes filter values safely into the COPY statement', async () => {

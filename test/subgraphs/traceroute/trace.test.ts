@@ -28,32 +28,32 @@ const reader = principalFor('reader', 'traceroute');
 
 const importer = async () => new TraceImporter(subgraph.orm.em.fork(), await sharedIpEnricher());
 
-const TRACE_FIELDS = `trace_id measured_at direction status probe_city probe_country probe_asn target_domain target_ip
-  target_city anomaly_score`;
-const TRACES = `query($direction: TraceDirection, $probe_city: String, $probe_country: String, $probe_asn: Int,
-  $target_domain: String, $target_ip: String, $target_city: String, $min_anomaly: Float, $status: TraceStatus,
-  $since: DateTime, $until: DateTime, $hours: Int, $page: Int, $limit: Int, $include_hops: Boolean, $cursor: String) {
-  traces(direction: $direction, probe_city: $probe_city, probe_country: $probe_country, probe_asn: $probe_asn,
-    target_domain: $target_domain, target_ip: $target_ip, target_city: $target_city, min_anomaly: $min_anomaly,
+const TRACE_FIELDS = `traceId measuredAt direction status probeCity probeCountry probeAsn targetDomain targetIp
+  targetCity anomalyScore`;
+const TRACES = `query($direction: TraceDirection, $probeCity: String, $probeCountry: String, $probeAsn: Int,
+  $targetDomain: String, $targetIp: String, $targetCity: String, $minAnomaly: Float, $status: TraceStatus,
+  $since: DateTime, $until: DateTime, $hours: Int, $page: Int, $limit: Int, $includeHops: Boolean, $cursor: String) {
+  traces(direction: $direction, probeCity: $probeCity, probeCountry: $probeCountry, probeAsn: $probeAsn,
+    targetDomain: $targetDomain, targetIp: $targetIp, targetCity: $targetCity, minAnomaly: $minAnomaly,
     status: $status, since: $since, until: $until, hours: $hours, page: $page, limit: $limit,
-    include_hops: $include_hops, cursor: $cursor) {
+    includeHops: $includeHops, cursor: $cursor) {
     data { ${TRACE_FIELDS} hops { hop } }
     page limit hasMore nextCursor
   }
 }`;
 
 interface TraceSummary {
-  trace_id: string;
-  measured_at: Date;
+  traceId: string;
+  measuredAt: Date;
   direction: string;
   status: string;
-  probe_city: string | null;
-  probe_country: string | null;
-  probe_asn: number | null;
-  target_domain: string | null;
-  target_ip: string;
-  target_city: string | null;
-  anomaly_score: number;
+  probeCity: string | null;
+  probeCountry: string | null;
+  probeAsn: number | null;
+  targetDomain: string | null;
+  targetIp: string;
+  targetCity: string | null;
+  anomalyScore: number;
   hops: { hop: number }[] | null;
 }
 interface TracesData {
@@ -79,7 +79,7 @@ async function all(variables: Record<string, unknown>): Promise<TraceSummary[]> 
 }
 
 const order = (a: TraceSummary, b: TraceSummary) =>
-  b.measured_at.getTime() - a.measured_at.getTime() || (a.trace_id < b.trace_id ? 1 : a.trace_id > b.trace_id ? -1 : 0);
+  b.measuredAt.getTime() - a.measuredAt.getTime() || (a.traceId < b.traceId ? 1 : a.traceId > b.traceId ? -1 : 0);
 
 let synthetic: TraceSummary[];
 
@@ -168,16 +168,16 @@ describe('import of the real samples', () => {
     };
     const report = await (await importer()).run(readTextRecords(JSON.stringify(record)));
     expect(report).toMatchObject({ stored: 1, skipped: [] });
-    const [found] = await all({ target_domain: 'dns.google', since: '2023-11-01T00:00:00Z', until: '2023-12-01T00:00:00Z' });
+    const [found] = await all({ targetDomain: 'dns.google', since: '2023-11-01T00:00:00Z', until: '2023-12-01T00:00:00Z' });
     const trace = await run<{ trace: Record<string, unknown> & { hops: Record<string, unknown>[] } }>(
       subgraph,
       reader,
-      `query($id: ID!) { trace(id: $id) { af protocol status probe_country hops { hop ip rtts late errors private mpls country asn } } }`,
-      { id: found.trace_id },
+      `query($id: ID!) { trace(id: $id) { af protocol status probeCountry hops { hop ip rtts late errors private mpls country asn } } }`,
+      { id: found.traceId },
     );
     expect(trace.errors).toBeUndefined();
     const t = trace.data!.trace;
-    expect(t).toMatchObject({ af: 6, protocol: 'UDP', probe_country: 'PK' });
+    expect(t).toMatchObject({ af: 6, protocol: 'UDP', probeCountry: 'PK' });
     // The target answered with an unreachable error only: the trace did not complete.
     expect(t.status).toBe('failed');
     expect(t.hops.map((h) => h.hop)).toEqual([1, 2, 3, 4, 255]);
@@ -189,13 +189,72 @@ describe('import of the real samples', () => {
   });
 });
 
+describe('measurements that failed before any hop', () => {
+  // RIPE Atlas's shape when the probe's resolver fails: no dst_addr, the error where the hops would be.
+  const unresolved = {
+    fw: 5080, lts: 12, af: 4, type: 'traceroute', msm_id: 5001, prb_id: 6012, timestamp: 1_686_000_000, proto: 'ICMP',
+    msm_name: 'Traceroute', dst_name: 'Unresolvable.Example.PK', from: '39.32.10.5', src_addr: '192.168.1.10', paris_id: 1, size: 48,
+    result: [{ error: 'name resolution failed: non-recoverable failure in name resolution' }],
+  };
+  const since = '2023-06-01T00:00:00Z';
+  const until = '2023-06-30T00:00:00Z';
+  const FAILED = `query($since: DateTime, $until: DateTime, $status: TraceStatus, $targetIp: String, $targetDomain: String) {
+    traces(since: $since, until: $until, status: $status, targetIp: $targetIp, targetDomain: $targetDomain) {
+      data { traceId measuredAt status probeId probeIp probeCountry targetIp targetDomain error hopCount } } }`;
+  type Failed = { traceId: string; measuredAt: Date; status: string; probeId: number; probeIp: string; probeCountry: string | null; targetIp: string | null; targetDomain: string; error: string; hopCount: number };
+
+  it('are stored as failed traces with their error, target domain, probe and time, once', async () => {
+    const content = [
+      JSON.stringify(unresolved),
+      // The same failure written with a top-level error and no result at all.
+      JSON.stringify({ ...unresolved, prb_id: 6013, result: undefined, error: 'name resolution failed' }),
+      // Neither an address nor an error: malformed, still refused.
+      JSON.stringify({ ...unresolved, prb_id: 6014, result: [] }),
+    ].join('\n');
+    const report = await (await importer()).run(readTextRecords(content));
+    expect(report).toEqual({ read: 2, stored: 2, duplicates: 0, skipped: [{ position: 'line 3', reason: 'dst_addr is missing or not an IP address' }] });
+    expect(await (await importer()).run(readTextRecords(content))).toMatchObject({ read: 2, stored: 0, duplicates: 2 });
+
+    const result = await run<{ traces: { data: Failed[] } }>(subgraph, reader, FAILED, { since, until });
+    expect(result.errors).toBeUndefined();
+    const byProbe = Object.fromEntries(result.data!.traces.data.map((t) => [t.probeId, t]));
+    expect(byProbe[6012]).toMatchObject({
+      status: 'failed', targetIp: null, targetDomain: 'unresolvable.example.pk', probeIp: '39.32.10.5', hopCount: 0,
+      error: 'name resolution failed: non-recoverable failure in name resolution',
+    });
+    expect(byProbe[6012].measuredAt.toISOString()).toBe(new Date(unresolved.timestamp * 1000).toISOString());
+    expect(byProbe[6013]).toMatchObject({ status: 'failed', targetIp: null, error: 'name resolution failed' });
+
+    const one = await run<{ trace: { traceId: string; hops: unknown[]; targetIp: null } }>(subgraph, reader, `query($id: ID!) { trace(id: $id) { traceId targetIp hops { hop } } }`, { id: byProbe[6012].traceId });
+    expect(one.data!.trace).toEqual({ traceId: byProbe[6012].traceId, targetIp: null, hops: [] });
+  });
+
+  it('count in the stats and the failure rate, and answer the filters sensibly', async () => {
+    const stats = await run<{ traceStats: { total: number; byStatus: { key: string; count: number }[] } }>(
+      subgraph,
+      reader,
+      `query($since: DateTime, $until: DateTime) { traceStats(since: $since, until: $until) { total byStatus { key count } } }`,
+      { since, until },
+    );
+    expect(stats.errors).toBeUndefined();
+    expect(stats.data!.traceStats).toEqual({ total: 2, byStatus: [{ key: 'failed', count: 2 }] });
+    const count = async (variables: Record<string, unknown>) =>
+      (await run<{ traces: { data: Failed[] } }>(subgraph, reader, FAILED, { since, until, ...variables })).data!.traces.data.length;
+    expect(await count({ status: 'failed' })).toBe(2);
+    expect(await count({ status: 'completed' })).toBe(0);
+    expect(await count({ targetDomain: 'example.pk' })).toBe(2);
+    // No address was ever traced, so no address matches.
+    expect(await count({ targetIp: '192.0.2.1' })).toBe(0);
+  });
+});
+
 describe('traces', () => {
   it('returns the 50 newest traces of the last 168 hours by default, with the envelope', async () => {
     const result = await search({});
     expect(result.errors).toBeUndefined();
     const page = result.data!.traces;
     expect(page).toMatchObject({ page: 1, limit: 50, hasMore: true, nextCursor: expect.any(String) });
-    expect(page.data.map((t) => t.trace_id)).toEqual([...synthetic].sort(order).slice(0, 50).map((t) => t.trace_id));
+    expect(page.data.map((t) => t.traceId)).toEqual([...synthetic].sort(order).slice(0, 50).map((t) => t.traceId));
     expect(page.data.every((t) => t.hops === null)).toBe(true);
   });
 
@@ -203,14 +262,14 @@ describe('traces', () => {
     const byPage: string[] = [];
     for (let page = 1; page <= 4; page++) {
       const result = await search({ hours: 96, limit: 30, page });
-      byPage.push(...result.data!.traces.data.map((t) => t.trace_id));
+      byPage.push(...result.data!.traces.data.map((t) => t.traceId));
     }
-    expect(byPage).toEqual(synthetic.slice(0, 120).map((t) => t.trace_id));
-    expect(new Set(synthetic.map((t) => t.trace_id)).size).toBe(400);
+    expect(byPage).toEqual(synthetic.slice(0, 120).map((t) => t.traceId));
+    expect(new Set(synthetic.map((t) => t.traceId)).size).toBe(400);
     expect(synthetic.slice().sort(order)).toEqual(synthetic);
   });
 
-  it('breaks ties of equal measurement times by trace_id across pages', async () => {
+  it('breaks ties of equal measurement times by traceId across pages', async () => {
     const at = new Date(NOW.getTime() - 10 * 86_400_000);
     const base = (await all({ hours: 96 }))[0];
     const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), 7);
@@ -225,56 +284,56 @@ describe('traces', () => {
     let cursor: string | null = null;
     do {
       const result: ExecutionResult<TracesData> = await search({ since: at.toISOString(), until: new Date(at.getTime() + 1).toISOString(), limit: 2, cursor });
-      paged.push(...result.data!.traces.data.map((t) => t.trace_id));
+      paged.push(...result.data!.traces.data.map((t) => t.traceId));
       cursor = result.data!.traces.nextCursor;
     } while (cursor);
-    expect(paged).toEqual(tied.map((t) => t.trace_id).sort().reverse());
+    expect(paged).toEqual(tied.map((t) => t.traceId).sort().reverse());
     expect(base).toBeDefined();
   });
 
   const filters: [string, Record<string, unknown>, (t: TraceSummary) => boolean][] = [
     ['direction', { direction: 'outside_to_pk' }, (t) => t.direction === 'outside_to_pk'],
     ['status', { status: 'failed' }, (t) => t.status === 'failed'],
-    ['probe_country', { probe_country: 'pk' }, (t) => t.probe_country === 'PK'],
-    ['probe_city', { probe_city: 'Karachi' }, (t) => t.probe_city === 'Karachi'],
-    ['probe_asn', { probe_asn: 17557 }, (t) => t.probe_asn === 17557],
-    ['target_domain (partial, any case)', { target_domain: 'DAWN' }, (t) => (t.target_domain ?? '').includes('dawn')],
-    ['target_city', { target_city: 'Lahore' }, (t) => t.target_city === 'Lahore'],
-    ['min_anomaly', { min_anomaly: 0.3 }, (t) => t.anomaly_score >= 0.3],
-    ['several at once', { direction: 'pk_to_outside', status: 'completed', min_anomaly: 0.1 }, (t) => t.direction === 'pk_to_outside' && t.status === 'completed' && t.anomaly_score >= 0.1],
+    ['probeCountry', { probeCountry: 'pk' }, (t) => t.probeCountry === 'PK'],
+    ['probeCity', { probeCity: 'Karachi' }, (t) => t.probeCity === 'Karachi'],
+    ['probeAsn', { probeAsn: 17557 }, (t) => t.probeAsn === 17557],
+    ['targetDomain (partial, any case)', { targetDomain: 'DAWN' }, (t) => (t.targetDomain ?? '').includes('dawn')],
+    ['targetCity', { targetCity: 'Lahore' }, (t) => t.targetCity === 'Lahore'],
+    ['minAnomaly', { minAnomaly: 0.3 }, (t) => t.anomalyScore >= 0.3],
+    ['several at once', { direction: 'pk_to_outside', status: 'completed', minAnomaly: 0.1 }, (t) => t.direction === 'pk_to_outside' && t.status === 'completed' && t.anomalyScore >= 0.1],
   ];
   it.each(filters)('filters by %s', async (_name, variables, keep) => {
-    const expected = synthetic.filter(keep).map((t) => t.trace_id);
+    const expected = synthetic.filter(keep).map((t) => t.traceId);
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(synthetic.length);
-    expect((await all({ hours: 96, ...variables })).map((t) => t.trace_id)).toEqual(expected);
+    expect((await all({ hours: 96, ...variables })).map((t) => t.traceId)).toEqual(expected);
   });
 
-  it('filters by target_ip exactly', async () => {
-    const ip = synthetic[0].target_ip;
-    expect((await all({ hours: 96, target_ip: ip })).map((t) => t.trace_id)).toEqual(synthetic.filter((t) => t.target_ip === ip).map((t) => t.trace_id));
+  it('filters by targetIp exactly', async () => {
+    const ip = synthetic[0].targetIp;
+    expect((await all({ hours: 96, targetIp: ip })).map((t) => t.traceId)).toEqual(synthetic.filter((t) => t.targetIp === ip).map((t) => t.traceId));
   });
 
   it('limits the window by hours, since and until', async () => {
     const cut = new Date(NOW.getTime() - 24 * 3_600_000);
-    expect((await all({ hours: 24 })).length).toBe(synthetic.filter((t) => t.measured_at >= cut).length);
+    expect((await all({ hours: 24 })).length).toBe(synthetic.filter((t) => t.measuredAt >= cut).length);
     const window = await all({ since: cut.toISOString(), until: new Date(NOW.getTime() - 12 * 3_600_000).toISOString() });
-    expect(window.map((t) => t.trace_id)).toEqual(
-      synthetic.filter((t) => t.measured_at >= cut && t.measured_at < new Date(NOW.getTime() - 12 * 3_600_000)).map((t) => t.trace_id),
+    expect(window.map((t) => t.traceId)).toEqual(
+      synthetic.filter((t) => t.measuredAt >= cut && t.measuredAt < new Date(NOW.getTime() - 12 * 3_600_000)).map((t) => t.traceId),
     );
   });
 
-  it('includes hops only with include_hops', async () => {
-    const result = await search({ limit: 3, include_hops: true });
+  it('includes hops only with includeHops', async () => {
+    const result = await search({ limit: 3, includeHops: true });
     expect(result.data!.traces.data.every((t) => Array.isArray(t.hops) && t.hops.length > 1)).toBe(true);
   });
 
   it.each([
     ['limit', { limit: 0 }], ['limit', { limit: 201 }], ['hours', { hours: 0 }], ['hours', { hours: 721 }],
-    ['min_anomaly', { min_anomaly: 1.5 }], ['min_anomaly', { min_anomaly: -0.1 }], ['probe_country', { probe_country: 'PAK' }],
-    ['target_ip', { target_ip: '300.1.1.1' }], ['page', { page: 0 }], ['page', { page: 201, limit: 50 }],
+    ['minAnomaly', { minAnomaly: 1.5 }], ['minAnomaly', { minAnomaly: -0.1 }], ['probeCountry', { probeCountry: 'PAK' }],
+    ['targetIp', { targetIp: '300.1.1.1' }], ['page', { page: 0 }], ['page', { page: 201, limit: 50 }],
     ['cursor', { cursor: 'garbage' }], ['since', { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' }],
-    ['probe_asn', { probe_asn: -1 }],
+    ['probeAsn', { probeAsn: -1 }],
   ])('refuses a bad %s as BAD_USER_INPUT naming it', async (param, variables) => {
     const result = await search(variables);
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param });
@@ -292,28 +351,28 @@ describe('traces', () => {
 
 describe('trace', () => {
   const QUERY = `query($id: ID!) { trace(id: $id) {
-    trace_id direction status probe_ip probe_city probe_country probe_asn probe_as_name target_ip target_country target_asn
-    hop_count responding_hops loss rtt_ms as_path anomaly_score
-    anomaly { rtt_inflation as_path_change new_asn leaves_country loss incomplete baseline_rtt_ms baseline_samples }
-    hops { hop ip rtts rtt_avg sent received loss private country city latitude longitude asn as_name }
+    traceId direction status probeIp probeCity probeCountry probeAsn probeAsName targetIp targetCountry targetAsn
+    hopCount respondingHops loss rttMs asPath anomalyScore
+    anomaly { rttInflation asPathChange newAsn leavesCountry loss incomplete baselineRttMs baselineSamples }
+    hops { hop ip rtts rttAvg sent received loss private country city latitude longitude asn asName }
   } }`;
 
   it('returns the full hops with per-hop RTTs, loss, geo and ASN data, and the score components', async () => {
-    const id = synthetic.find((t) => t.status === 'completed' && t.probe_country === 'PK')!.trace_id;
+    const id = synthetic.find((t) => t.status === 'completed' && t.probeCountry === 'PK')!.traceId;
     const result = await run<{ trace: Record<string, any> }>(subgraph, reader, QUERY, { id });
     expect(result.errors).toBeUndefined();
     const t = result.data!.trace;
-    expect(t.trace_id).toBe(id);
+    expect(t.traceId).toBe(id);
     expect(t.hops[0]).toMatchObject({ hop: 1, ip: '192.168.1.1', private: true, country: null, asn: null, sent: 3, received: 3 });
     const last = t.hops[t.hops.length - 1];
-    expect(last).toMatchObject({ ip: t.target_ip, private: false, asn: t.target_asn, country: t.target_country });
+    expect(last).toMatchObject({ ip: t.targetIp, private: false, asn: t.targetAsn, country: t.targetCountry });
     expect(last.rtts).toHaveLength(3);
-    expect(t.rtt_ms).toBe(last.rtt_avg);
-    expect(t.as_path[0]).toBe(t.probe_asn);
-    expect(t.as_path[t.as_path.length - 1]).toBe(t.target_asn);
-    const weights = { rtt_inflation: 0.3, as_path_change: 0.2, new_asn: 0.1, leaves_country: 0.15, loss: 0.1, incomplete: 0.15 };
+    expect(t.rttMs).toBe(last.rttAvg);
+    expect(t.asPath[0]).toBe(t.probeAsn);
+    expect(t.asPath[t.asPath.length - 1]).toBe(t.targetAsn);
+    const weights = { rttInflation: 0.3, asPathChange: 0.2, newAsn: 0.1, leavesCountry: 0.15, loss: 0.1, incomplete: 0.15 };
     const score = Object.entries(weights).reduce((sum, [name, weight]) => sum + weight * t.anomaly[name], 0);
-    expect(t.anomaly_score).toBeCloseTo(score, 2);
+    expect(t.anomalyScore).toBeCloseTo(score, 2);
   });
 
   it('answers null for an unknown or malformed id', async () => {
@@ -324,12 +383,12 @@ describe('trace', () => {
     }
   });
 
-  it('resolves references from other subgraphs by trace_id in one statement', async () => {
+  it('resolves references from other subgraphs by traceId in one statement', async () => {
     statements.length = 0;
-    const result = await run(subgraph, reader, `query($r: [_Any!]!) { _entities(representations: $r) { ... on Trace { trace_id } } }`, {
-      r: [{ __typename: 'Trace', trace_id: synthetic[1].trace_id }, { __typename: 'Trace', trace_id: 'nope' }, { __typename: 'Trace', trace_id: synthetic[2].trace_id }],
+    const result = await run(subgraph, reader, `query($r: [_Any!]!) { _entities(representations: $r) { ... on Trace { traceId } } }`, {
+      r: [{ __typename: 'Trace', traceId: synthetic[1].traceId }, { __typename: 'Trace', traceId: 'nope' }, { __typename: 'Trace', traceId: synthetic[2].traceId }],
     });
-    expect(result.data!._entities).toEqual([{ trace_id: synthetic[1].trace_id }, null, { trace_id: synthetic[2].trace_id }]);
+    expect(result.data!._entities).toEqual([{ traceId: synthetic[1].traceId }, null, { traceId: synthetic[2].traceId }]);
     expect(statements.filter((sql) => sql.includes('"traceroute"."trace" t'))).toHaveLength(1);
   });
 });
@@ -339,8 +398,8 @@ describe('traceStats', () => {
     const result = await run<{ traceStats: any }>(
       subgraph,
       reader,
-      `query { traceStats(hours: 96) { total by_direction { key count } by_status { key count } anomaly_distribution { key count }
-        top_asns { asn as_name count } top_probe_cities { city country count } top_target_cities { city count } per_hour { hour count } } }`,
+      `query { traceStats(hours: 96) { total byDirection { key count } byStatus { key count } anomalyDistribution { key count }
+        topAsns { asn asName count } topProbeCities { city country count } topTargetCities { city count } perHour { hour count } } }`,
     );
     expect(result.errors).toBeUndefined();
     const s = result.data!.traceStats;
@@ -351,12 +410,12 @@ describe('traceStats', () => {
       for (const t of inWindow) counts[key(t)] = (counts[key(t)] ?? 0) + 1;
       return counts;
     };
-    expect(Object.fromEntries(s.by_direction.map((r: any) => [r.key, r.count]))).toEqual(count((t) => t.direction));
-    expect(Object.fromEntries(s.by_status.map((r: any) => [r.key, r.count]))).toEqual(count((t) => t.status));
-    expect(s.anomaly_distribution).toHaveLength(10);
-    expect(s.anomaly_distribution.reduce((n: number, r: any) => n + r.count, 0)).toBe(s.total);
-    expect(s.top_asns[0].count).toBe(Math.max(...Object.values(count((t) => String(t.probe_asn)))));
-    expect(s.per_hour.reduce((n: number, r: any) => n + r.count, 0)).toBe(s.total);
+    expect(Object.fromEntries(s.byDirection.map((r: any) => [r.key, r.count]))).toEqual(count((t) => t.direction));
+    expect(Object.fromEntries(s.byStatus.map((r: any) => [r.key, r.count]))).toEqual(count((t) => t.status));
+    expect(s.anomalyDistribution).toHaveLength(10);
+    expect(s.anomalyDistribution.reduce((n: number, r: any) => n + r.count, 0)).toBe(s.total);
+    expect(s.topAsns[0].count).toBe(Math.max(...Object.values(count((t) => String(t.probeAsn)))));
+    expect(s.perHour.reduce((n: number, r: any) => n + r.count, 0)).toBe(s.total);
   });
 });
 
