@@ -27,7 +27,8 @@ const createKey = defineCommand({
   words: ['keys', 'create'],
   usage:
     `keys create --kind <${KEY_KINDS.join('|')}> --account <slug> [--name <label>] [--expires-at <ISO date>]` +
-    ' [--hourly <n> --daily <n>  (traceroute keys; default 100 and 2000)]',
+    ' [--hourly <n> --daily <n>  (traceroute keys; default 100 and 2000)]' +
+    '  (an account holds at most MAX_ACTIVE_KEYS_PER_ACCOUNT active live and test keys, default 20)',
   options: {
     kind: { type: 'string' },
     account: { type: 'string' },

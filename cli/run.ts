@@ -16,11 +16,12 @@ export interface CliOutput {
 
 /** Opens the database and the identity store, runs one action, and closes both whatever happens. */
 async function withIdentity(action: CommandAction): Promise<unknown> {
-  const database = await openSharedDatabase(loadConfig());
+  const config = loadConfig();
+  const database = await openSharedDatabase(config);
   try {
     const orm = await openIdentityStore(database.url, undefined, 2);
     try {
-      return await action(new IdentityService(orm.em.fork()));
+      return await action(new IdentityService(orm.em.fork(), { maxActiveKeysPerAccount: config.maxActiveKeysPerAccount }));
     } finally {
       await orm.close(true);
     }

@@ -35,14 +35,25 @@ export function tracerouteCredential(req: Request): string | undefined {
   return typeof query === 'string' && query.trim() ? query.trim() : undefined;
 }
 
-/** Windows of a key counted per minute, by kind; traceroute keys by hour and day, with their own limits. */
+/**
+ * Windows of a request, by key kind. Membership keys (live, test) share one per-minute window per
+ * account and mode, so more keys do not mean more requests; traceroute keys count by hour and day
+ * with their own limits, whichever interface (REST or /graphql) they come through; other kinds
+ * per key and minute; requests without a valid key per client address.
+ */
 function windowsOf(limits: RateLimits, principal: Principal | undefined, key: { hourlyLimit?: number | null; dailyLimit?: number | null } | undefined): LimitWindow[] {
   if (!principal) return [{ name: 'anonymous', seconds: MINUTE, limit: limits.anonymousPerMinute }];
   switch (principal.kind) {
     case 'live':
-      return [{ name: 'minute', seconds: MINUTE, limit: limits.livePerMinute }];
     case 'test':
-      return [{ name: 'minute', seconds: MINUTE, limit: limits.testPerMinute }];
+      return [
+        {
+          name: 'minute',
+          seconds: MINUTE,
+          limit: principal.kind === 'live' ? limits.livePerMinute : limits.testPerMinute,
+          subject: `account:${principal.accountId}:${principal.mode}`,
+        },
+      ];
     case 'traceroute':
       return [
         { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly },

@@ -50,6 +50,8 @@ export interface PlatformConfig {
   redisUrl: string | undefined;
   /** Caps on graphql-ws subscriptions at the gateway, and its keep-alive ping interval. */
   subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number };
+  /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
+  maxActiveKeysPerAccount: number;
   introspection: boolean;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
@@ -157,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),
       keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
     },
+    maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', 20),
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),

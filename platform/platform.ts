@@ -62,6 +62,7 @@ export async function startSubgraphService(
     logger: child,
     pubsub,
     webhooks: config.webhooks,
+    maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;

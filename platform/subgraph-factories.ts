@@ -9,7 +9,7 @@ import type { PlatformConfig, SubgraphName } from './config.js';
 /** How to build each subgraph; the membership one also needs the key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
-  (options: SubgraphOptions & { identityOrm: MikroORM; webhooks?: PlatformConfig['webhooks'] }) => Promise<Subgraph>
+  (options: SubgraphOptions & { identityOrm: MikroORM; webhooks?: PlatformConfig['webhooks']; maxActiveKeysPerAccount?: number }) => Promise<Subgraph>
 > = {
   membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: createMarketplaceSubgraph,

@@ -7,6 +7,12 @@ export interface LimitWindow {
   name: string;
   seconds: number;
   limit: number;
+  /**
+   * Whose count this is, when not the request's own subject: membership windows are shared by
+   * every key of one account and mode (as Stripe counts), so that issuing more keys buys no more
+   * requests.
+   */
+  subject?: string;
 }
 
 export interface WindowState {
@@ -55,11 +61,11 @@ export class RateLimiter {
     return counter;
   }
 
-  /** Counts one request of `subject` in every window and reports each window's state. */
+  /** Counts one request of `subject` (or of the window's own subject) in every window and reports each window's state. */
   async hit(subject: string, windows: readonly LimitWindow[], now = Date.now()): Promise<WindowState[]> {
     return Promise.all(
       windows.map(async (window) => {
-        const result: RateLimiterRes = await this.counter(window.seconds).consume(`${window.name}:${subject}`, 1);
+        const result: RateLimiterRes = await this.counter(window.seconds).consume(`${window.name}:${window.subject ?? subject}`, 1);
         const resetAt = Math.ceil((now + result.msBeforeNext) / 1000);
         return {
           window,

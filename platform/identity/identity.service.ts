@@ -1,9 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../subgraphs/shared/errors.js';
 import { KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { KeyLimitReachedError } from './key-limit-reached.error.js';
 
 const SECRET_PREFIX: Record<KeyKind, string> = {
   live: 'sk_live_',
@@ -19,6 +20,17 @@ export const DEFAULT_TRACEROUTE_LIMITS = { hourly: 100, daily: 2000 } as const;
 const MAX_LIMIT = 10_000_000;
 
 const ACCOUNT_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** Active live and test keys an account may hold unless configured (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
+export const DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT = 20;
+
+/** The membership platform's kinds: their limits count per account, and their number is capped. */
+const MEMBERSHIP_KINDS: readonly KeyKind[] = ['live', 'test'];
+
+export interface IdentitySettings {
+  /** Live and test keys that are neither disabled nor expired, per account. */
+  maxActiveKeysPerAccount?: number;
+}
 
 export interface KeyView {
   id: string;
@@ -72,7 +84,14 @@ function checkLimit(value: number | null | undefined, param: string): void {
 
 /** Accounts and API keys: issuing, listing, disabling, and authenticating a presented secret. */
 export class IdentityService {
-  constructor(private readonly em: EntityManager) {}
+  private readonly maxActiveKeys: number;
+
+  constructor(
+    private readonly em: EntityManager,
+    settings: IdentitySettings = {},
+  ) {
+    this.maxActiveKeys = settings.maxActiveKeysPerAccount ?? DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT;
+  }
 
   async ensureAccount(slug: string): Promise<Account> {
     if (!ACCOUNT_SLUG.test(slug)) {
@@ -114,22 +133,38 @@ export class IdentityService {
     if (input.expiresAt && input.expiresAt <= now) {
       throw new DomainError('BAD_USER_INPUT', 'expiresAt must be in the future: the key would be born expired', { param: 'expiresAt' });
     }
-    const account = await this.ensureAccount(input.account);
+    const { id: accountId } = await this.ensureAccount(input.account);
     const secret = SECRET_PREFIX[kind] + randomBytes(24).toString('base64url');
-    const key = this.em.create(ApiKey, {
-      id: 'key_' + randomBytes(12).toString('base64url'),
-      account,
-      kind,
-      name: input.name ?? null,
-      prefix: secret.slice(0, SECRET_PREFIX[kind].length + 4),
-      secretHash: hashSecret(secret),
-      createdAt: new Date(),
-      expiresAt: input.expiresAt ?? null,
-      hourlyLimit: input.hourlyLimit ?? null,
-      dailyLimit: input.dailyLimit ?? null,
+    // The account row is locked while its keys are counted, so concurrent creates cannot pass the cap together.
+    const key = await this.em.transactional(async (em) => {
+      const account = await em.findOneOrFail(Account, accountId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (MEMBERSHIP_KINDS.includes(kind) && (await this.activeMembershipKeys(em, accountId, now)) >= this.maxActiveKeys) {
+        throw new KeyLimitReachedError(this.maxActiveKeys);
+      }
+      return em.create(ApiKey, {
+        id: 'key_' + randomBytes(12).toString('base64url'),
+        account,
+        kind,
+        name: input.name ?? null,
+        prefix: secret.slice(0, SECRET_PREFIX[kind].length + 4),
+        secretHash: hashSecret(secret),
+        createdAt: new Date(),
+        expiresAt: input.expiresAt ?? null,
+        hourlyLimit: input.hourlyLimit ?? null,
+        dailyLimit: input.dailyLimit ?? null,
+      });
     });
-    await this.em.flush();
     return { ...toView(key), secret };
+  }
+
+  /** Live and test keys of the account that still authenticate (not disabled or revoked, not expired). */
+  private activeMembershipKeys(em: EntityManager, accountId: string, now: Date): Promise<number> {
+    return em.count(ApiKey, {
+      account: accountId,
+      kind: { $in: [...MEMBERSHIP_KINDS] },
+      disabledAt: null,
+      $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }],
+    });
   }
 
   async listKeys(filter: { account?: string; kind?: KeyKind } = {}): Promise<KeyView[]> {

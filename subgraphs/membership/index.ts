@@ -30,7 +30,7 @@ export const membershipParts: SubgraphParts = {
 export function createMembershipSubgraph(
   options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings },
 ): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext>> {
-  const withKeys = withKeyStore(options.identityOrm);
+  const withKeys = withKeyStore(options.identityOrm, { maxActiveKeysPerAccount: options.maxActiveKeysPerAccount });
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   return createSubgraph(membershipParts, options, (base) => ({ ...withKeys(base), webhookSettings }));
 }

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { IdentityService } from '../../platform/identity/identity.service.js';
+import { IdentityService, type IdentitySettings } from '../../platform/identity/identity.service.js';
 import type { SubgraphContext } from './context.js';
 import type { SubgraphOptions } from './subgraph.js';
 
@@ -12,11 +12,11 @@ export interface KeyStoreContext extends SubgraphContext {
 }
 
 /** What a subgraph that manages keys needs besides the shared options: the edge's key store. */
-export interface KeyStoreSubgraphOptions extends SubgraphOptions {
+export interface KeyStoreSubgraphOptions extends SubgraphOptions, IdentitySettings {
   identityOrm: MikroORM;
 }
 
 /** Extends each request's context with an IdentityService on its own EntityManager fork. */
-export function withKeyStore(identityOrm: MikroORM) {
-  return (base: SubgraphContext): KeyStoreContext => ({ ...base, identity: new IdentityService(identityOrm.em.fork()) });
+export function withKeyStore(identityOrm: MikroORM, settings: IdentitySettings = {}) {
+  return (base: SubgraphContext): KeyStoreContext => ({ ...base, identity: new IdentityService(identityOrm.em.fork(), settings) });
 }

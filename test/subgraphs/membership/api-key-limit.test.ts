@@ -1,0 +1,76 @@
+import type { ExecutionResult } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdentityService } from '../../../platform/identity/identity.service.js';
+import type { KeyKind } from '../../../subgraphs/shared/principal.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { run } from '../../support/subgraph-harness.js';
+
+const CAP = 3;
+let testbed: MembershipTestbed;
+
+beforeAll(async () => {
+  testbed = await startMembershipSubgraph({ maxActiveKeysPerAccount: CAP });
+});
+afterAll(async () => {
+  await testbed?.close();
+});
+
+const identity = () => new IdentityService(testbed.identityOrm.em.fork(), { maxActiveKeysPerAccount: CAP });
+
+let accounts = 0;
+const newAccount = () => `cap-${process.pid}-${++accounts}`;
+
+async function principalOf(account: string, kind: KeyKind = 'live') {
+  const result = await identity().authenticate((await identity().createKey({ account, kind })).secret);
+  if (!result.ok) throw new Error(result.reason);
+  return result.principal;
+}
+
+const CREATE = 'mutation($kind: MembershipKeyKind!) { createApiKey(kind: $kind) { id } }';
+const REVOKE = 'mutation($id: ID!) { revokeApiKey(id: $id) { id } }';
+const created = (result: ExecutionResult) => (result.data as { createApiKey: { id: string } } | null)?.createApiKey.id;
+
+describe('the cap on active keys per account', () => {
+  it('counts live and test keys together and refuses one past the cap with CONFLICT key_limit_reached', async () => {
+    const principal = await principalOf(newAccount());
+    expect(created(await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' }))).toBeDefined();
+    expect(created(await run(testbed.subgraph, principal, CREATE, { kind: 'LIVE' }))).toBeDefined();
+    const refused = await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' });
+    expect(refused.errors?.[0].extensions).toMatchObject({ code: 'CONFLICT', reason: 'key_limit_reached' });
+    expect(refused.errors?.[0].message).toContain(`${CAP} active live and test keys`);
+    expect(await identity().listKeys({ account: principal.account })).toHaveLength(CAP);
+  });
+
+  it('counts only keys that still work: revoking or expiring one frees a place; other kinds never count', async () => {
+    const principal = await principalOf(newAccount());
+    await identity().createKey({ account: principal.account, kind: 'traceroute' });
+    await identity().createKey({ account: principal.account, kind: 'text' });
+    const ids = [created(await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' }))!, created(await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' }))!];
+    expect((await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' })).errors?.[0].extensions?.reason).toBe('key_limit_reached');
+
+    expect((await run(testbed.subgraph, principal, REVOKE, { id: ids[0] })).errors).toBeUndefined();
+    expect(created(await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' }))).toBeDefined();
+    expect((await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' })).errors?.[0].extensions?.reason).toBe('key_limit_reached');
+
+    await identity().expireKey(ids[1], new Date(Date.now() - 1000));
+    expect(created(await run(testbed.subgraph, principal, CREATE, { kind: 'TEST' }))).toBeDefined();
+  });
+
+  it('holds under concurrent creates', async () => {
+    const principal = await principalOf(newAccount());
+    const results = await Promise.all(Array.from({ length: 8 }, () => run(testbed.subgraph, principal, CREATE, { kind: 'TEST' })));
+    expect(results.filter((result) => created(result))).toHaveLength(CAP - 1);
+    expect(results.filter((result) => result.errors?.[0].extensions?.reason === 'key_limit_reached')).toHaveLength(8 - (CAP - 1));
+    const active = (await identity().listKeys({ account: principal.account })).filter((key) => !key.disabledAt);
+    expect(active).toHaveLength(CAP);
+  });
+
+  it('applies to keys issued straight in the key store (the CLI) too, with the default of 20', async () => {
+    const account = newAccount();
+    const store = new IdentityService(testbed.identityOrm.em.fork());
+    for (let i = 0; i < 20; i++) await store.createKey({ account, kind: i % 2 ? 'live' : 'test' });
+    await expect(store.createKey({ account, kind: 'live' })).rejects.toMatchObject({ extensions: { code: 'CONFLICT', reason: 'key_limit_reached' } });
+    // Kinds outside the membership platform are not capped.
+    expect((await store.createKey({ account, kind: 'traceroute' })).kind).toBe('traceroute');
+  });
+});
