@@ -28,15 +28,20 @@ function worstBreach(states: WindowState[]): WindowState | undefined {
  * says, count the request once in its windows (by key, or by client address when there is no
  * valid key, so guessing keys is limited too), answer with X-RateLimit-* headers, and refuse
  * with the interface's own status, error name and body. Accepted requests get `req.principal`.
+ * GET on `publicPaths` (the OpenAPI documents) needs no key: it is counted by client address.
  */
-export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface) {
+export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface, publicPaths: readonly string[] = []) {
+  const open = new Set(publicPaths);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       let refusal: KeyRefusal | undefined;
       let principal: Principal | undefined;
       let key: ApiKey | undefined;
+      const isPublic = (req.method === 'GET' || req.method === 'HEAD') && open.has(req.path.replace(/(.)\/+$/, '$1'));
       const secret = edge.credential(req);
-      if (!secret) {
+      if (isPublic) {
+        // A key sent anyway is not read: the request stays anonymous, counted by address.
+      } else if (!secret) {
         refusal = 'missing';
       } else {
         const result = await new IdentityService(identityOrm.em.fork()).authenticate(secret);

@@ -11,11 +11,11 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
 import type { RateLimits, RestBases } from '../platform/config.js';
-import { createRestBridge } from '../rest-bridge/index.js';
+import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
+import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
-import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
-import { requestLogOptions } from '../platform/logger.js';
+import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
 import {
   membershipErrorFormat,
   openAIErrorFormat,
@@ -132,16 +132,16 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/health' },
-      // Keys in headers and in the query string (the traceroute API's api_key) must not reach the log.
-      ...requestLogOptions,
+      // The traceroute API takes keys in the query string: they must not reach the log.
+      serializers: { req: (req: { url?: string }) => ({ ...req, url: withoutApiKey(req.url) }) },
     }),
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
 
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const limiter = new RateLimiter(redis);
-  const guard = (edge: Parameters<typeof edgeGuard>[2]) =>
-    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge);
+  const guard = (edge: Parameters<typeof edgeGuard>[2], publicPaths: string[] = []) =>
+    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths);
   const { restBases: bases, rateLimits } = options;
   // Which interface's error body a failure at `path` is answered in.
   const formats: [string, ErrorFormat][] = [
@@ -161,7 +161,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
 
   mount(
     bases.membership,
-    guard(membershipInterface(rateLimits)),
+    guard(membershipInterface(rateLimits), [openApiPath(bases.membership)]),
     idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat) }),
     // GET /finance/reports?format=csv: the same report as CSV; sofa answers JSON only.
     financeReportCsv({ basePath: bases.membership, apollo }),
@@ -175,18 +175,19 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       title: 'Membership Management Platform API',
       description: 'Members, events, finance, documents, chat, jobs and tenders. Served from the federated graph.',
       errorFormat: membershipErrorFormat,
+      openApi: membershipOpenApi,
     }),
   );
   // The export streams PostgreSQL's COPY from the traceroute subgraph (sofa cannot stream).
   const traceExport = relayStream({
     mount: bases.traceroute,
-    path: tracerouteStreamRoutes.export.path,
-    subgraphUrl: options.subgraphUrls[tracerouteStreamRoutes.export.subgraph],
+    path: '/traces/export',
+    subgraphUrl: options.subgraphUrls.traceroute,
     internalSecret: options.internalSecret,
   });
   mount(
     bases.traceroute,
-    guard(tracerouteInterface(rateLimits)),
+    guard(tracerouteInterface(rateLimits), [openApiPath(bases.traceroute)]),
     traceExport,
     createRestBridge({
       basePath: bases.traceroute,
@@ -194,10 +195,10 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       apollo,
       routes: tracerouteRoutes,
       expanded: tracerouteExpanded,
-      restName: tracerouteRestName,
       title: 'Traceroute Public API',
       description: 'Traceroute measurements of the national internet observatory.',
       errorFormat: tracerouteErrorFormat,
+      openApi: tracerouteOpenApi,
     }),
   );
   // The inference endpoints arrive with their own issue; their edge rules hold already.
@@ -262,6 +263,11 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await redis?.quit();
     },
   };
+}
+
+/** The URL with the value of any api_key query parameter replaced. */
+export function withoutApiKey(url: string | undefined): string | undefined {
+  return url?.replace(/([?&]api_key=)[^&#]*/gi, '$1[redacted]');
 }
 
 function under(path: string, base: string): boolean {

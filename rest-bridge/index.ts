@@ -2,12 +2,12 @@ import type { ApolloServer } from '@apollo/server';
 import { filterSchema, pruneSchema } from '@graphql-tools/utils';
 import express, { type NextFunction, type Request, type Response as ExpressResponse } from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
-import { useSofa } from 'sofa-api';
+import { createSofa, useSofa } from 'sofa-api';
 import type { EdgeContext } from '../gateway/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
+import { buildOpenApiDocument, customScalarSchemas, sofaOperation, type OpenApiExtras } from './openapi.js';
 import { RouteTable } from './route-table.js';
-import { renameForRest, type RestNamer } from './rest-names.js';
 
 type SofaConfig = Parameters<typeof useSofa>[0];
 
@@ -34,11 +34,13 @@ export interface RestBridgeOptions {
   errorFormat: ErrorFormat;
   /** Largest request body accepted. */
   bodyLimit?: string;
-  /**
-   * REST names that differ from the graph's (a specification's own field and parameter names);
-   * `expanded` then names fields by their REST names.
-   */
-  restName?: RestNamer;
+  /** The specification's key scheme, error body and hand-written paths, for its OpenAPI document. */
+  openApi?: OpenApiExtras;
+}
+
+/** Where a bridge mounted at `basePath` serves its OpenAPI document (no key needed). */
+export function openApiPath(basePath: string): string {
+  return `${basePath}/openapi.json`;
 }
 
 function rootFieldOf(document: DocumentNode): string {
@@ -72,15 +74,13 @@ export function createRestBridge(options: RestBridgeOptions) {
   const hidden = new Set(options.hidden ?? []);
   // Sofa makes a route for every root field it sees: show it only the fields this spec maps.
   // Pruning drops the types no remaining field reaches, so the OpenAPI document shows only this spec.
-  const filtered = pruneSchema(
+  const schema = pruneSchema(
     filterSchema({
       schema: options.schema,
       rootFieldFilter: (operation, fieldName) => `${operation}.${fieldName}` in options.routes,
       objectFieldFilter: (typeName, fieldName) => !hidden.has(`${typeName}.${fieldName}`),
     }),
   );
-  const view = options.restName ? renameForRest(filtered, options.restName) : undefined;
-  const schema = view?.schema ?? filtered;
   const table = new RouteTable(options.basePath, options.routes, schema);
   const fail = (req: Request, res: ExpressResponse, error: ApiError) =>
     sendApiError(res, options.errorFormat, error, String(req.id));
@@ -98,20 +98,13 @@ export function createRestBridge(options: RestBridgeOptions) {
     const variables = { ...args.variableValues };
     for (const name of explicitNulls) if (variables[name] === undefined) variables[name] = null;
     const response = await options.apollo.executeOperation(
-      { query: view ? view.toGraphQL(args.document) : args.document, variables, operationName: args.operationName ?? undefined },
+      { query: args.document, variables, operationName: args.operationName ?? undefined },
       { contextValue },
     );
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not used by the REST bridge');
+    const result = response.body.singleResult as ExecutionResult;
     const field = rootFieldOf(args.document);
     const route = table.byField(field);
-    const single = response.body.singleResult as ExecutionResult;
-    const result = view
-      ? {
-          ...single,
-          data: single.data && view.dataToRest(args.document, single.data),
-          errors: route ? single.errors?.map((e) => view.errorToRest(e, route.graphqlPath.split('.')[0], field)) : single.errors,
-        }
-      : single;
     // A lookup that finds nothing is a 404 in REST, not `200 null`.
     if (!result.errors?.length && result.data && result.data[field] === null && route?.resource) {
       const notFound: GraphQLFormattedError = {
@@ -123,13 +116,12 @@ export function createRestBridge(options: RestBridgeOptions) {
     return result;
   }) as unknown as SofaConfig['execute'];
 
+  const sofaSettings = { basePath: options.basePath, schema, routes: options.routes, ignore: options.expanded ?? [], depthLimit: 1 };
   const router = useSofa({
-    basePath: options.basePath,
-    schema,
+    ...sofaSettings,
     execute,
-    routes: options.routes,
-    ignore: options.expanded ?? [],
-    depthLimit: 1,
+    // Without these, sofa writes `$ref`s to custom scalars that its document never defines.
+    customScalars: customScalarSchemas(schema),
     context: ({ req, explicitNulls }: { req: Request; explicitNulls: Set<string> }): BridgeContext => ({
       principal: req.principal!,
       requestId: String(req.id),
@@ -146,7 +138,23 @@ export function createRestBridge(options: RestBridgeOptions) {
     openAPI: { info: { title: options.title, version: '1.0.0', description: options.description } },
   } as SofaConfig & { context: unknown });
 
-  const documentation = new Set([`${options.basePath}/openapi.json`, `${options.basePath}/docs`]);
+  // Sofa's own document leaves custom scalars undefined and describes types, not what is sent:
+  // the one served (openapi.json and the /docs page) is built from the operations sofa runs.
+  const { models } = createSofa(sofaSettings);
+  const document = buildOpenApiDocument({
+    title: options.title,
+    description: options.description,
+    basePath: options.basePath,
+    schema,
+    routes: options.routes,
+    operations: new Map(Object.keys(options.routes).map((path) => [path, sofaOperation(schema, path, { models, ignore: sofaSettings.ignore, depthLimit: 1 })])),
+    extras: options.openApi,
+  });
+  const served = router.openAPIDocument as Record<string, unknown>;
+  for (const key of Object.keys(served)) delete served[key];
+  Object.assign(served, document);
+
+  const documentation = new Set([openApiPath(options.basePath), `${options.basePath}/docs`]);
   // The body is read here, once, so that its JSON is checked and its explicit nulls are known.
   const readBody = express.raw({ type: () => true, limit: options.bodyLimit ?? '1mb' });
 

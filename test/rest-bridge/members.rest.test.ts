@@ -389,7 +389,8 @@ describe('authentication at /api/v1', () => {
     await expectError(await platform.request('/api/v1/members'), 401, 'missing_api_key');
     await expectError(await platform.request('/api/v1/members', { method: 'POST', json: { name: 'X', email: 'x@example.org' } }), 401, 'missing_api_key');
     await expectError(await platform.request('/api/v1/members', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'missing_api_key');
-    await expectError(await platform.request('/api/v1/openapi.json'), 401, 'missing_api_key');
+    // Only the OpenAPI document itself is public (test/rest-bridge/openapi.rest.test.ts).
+    await expectError(await platform.request('/api/v1/docs'), 401, 'missing_api_key');
   });
 
   it('answers 401 invalid_api_key to a key the platform never issued', async () => {

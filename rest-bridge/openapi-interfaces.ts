@@ -1,0 +1,113 @@
+import type { OpenApiDocument, OpenApiExtras, SchemaObject } from './openapi.js';
+
+/** The membership API's error body (rest-bridge/errors.ts, membershipErrorFormat). */
+const MEMBERSHIP_ERROR: SchemaObject = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['type', 'code', 'message', 'param', 'request_id'],
+      properties: {
+        type: { type: 'string', description: 'invalid_request_error, authentication_error, permission_error, rate_limit_error or api_error.' },
+        code: { type: 'string', description: 'What went wrong, e.g. member_not_found, missing_api_key, rate_limit_exceeded.' },
+        message: { type: 'string' },
+        param: { type: 'string', nullable: true, description: 'The parameter at fault, if one is.' },
+        request_id: { type: 'string', description: 'Quote it when reporting a problem: it finds the request in the log.' },
+      },
+    },
+  },
+};
+
+/** The traceroute API's error body (rest-bridge/errors.ts, tracerouteErrorFormat). */
+const TRACEROUTE_ERROR: SchemaObject = {
+  type: 'object',
+  required: ['error', 'message', 'request_id'],
+  properties: {
+    error: { type: 'string', description: 'api_key_required, invalid_key, key_disabled, key_expired, not_found, rate_limit_hourly, rate_limit_daily, invalid_parameter, …' },
+    message: { type: 'string' },
+    param: { type: 'string', description: 'The parameter at fault, if one is.' },
+    request_id: { type: 'string' },
+  },
+};
+
+/** `/finance/reports?format=csv` is answered by its own handler (rest-bridge/finance-report-csv.ts). */
+function financeReportCsv(document: OpenApiDocument): void {
+  const operation = document.paths['/finance/reports']?.get;
+  if (!operation) return;
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    {
+      name: 'format',
+      in: 'query',
+      required: false,
+      schema: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+      description: 'csv: the same report as text/csv.',
+    },
+  ];
+  operation.responses['200'].content!['text/csv'] = { schema: { type: 'string' } };
+}
+
+/**
+ * `/traces/export` is streamed by its own handler (subgraphs/traceroute/export), not by sofa: its
+ * rows are the trace's fields as a single trace shows them, hops only with include_hops.
+ */
+function traceExport(document: OpenApiDocument): void {
+  const trace = document.components.schemas.Trace as { properties?: Record<string, SchemaObject>; required?: string[] } | undefined;
+  if (!trace?.properties) return;
+  document.components.schemas.ExportedTrace = {
+    type: 'object',
+    required: (trace.required ?? []).filter((name) => name !== 'hops'),
+    properties: trace.properties,
+    description: 'A trace as exported; hops only with include_hops (the default).',
+  };
+  const query = (name: string, schema: SchemaObject, description: string) => ({ name, in: 'query', required: false, schema, description });
+  const search = document.paths['/traces']?.get?.parameters ?? [];
+  const filters = search.filter((p) => !['page', 'limit', 'cursor', 'include_hops', 'hours'].includes(String(p.name)));
+  document.paths['/traces/export'] = {
+    get: {
+      operationId: 'traces_export',
+      summary: 'Bulk export of the filtered traces, newest first, as JSON or CSV.',
+      parameters: [
+        query('format', { type: 'string', enum: ['json', 'csv'], default: 'json' }, 'json (default) or csv.'),
+        ...filters,
+        query('hours', { type: 'integer', minimum: 1, maximum: 720, default: 24 }, 'The last N hours; default 24.'),
+        query('limit', { type: 'integer', minimum: 1, maximum: 10000, default: 1000 }, 'Maximum traces; default 1000, maximum 10000.'),
+        query('include_hops', { type: 'boolean', default: true }, 'Include hop details; default true.'),
+      ],
+      responses: {
+        '200': {
+          description: 'The traces, streamed.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['data'],
+                properties: { data: { type: 'array', items: { $ref: '#/components/schemas/ExportedTrace' } } },
+              },
+            },
+            'text/csv': { schema: { type: 'string', description: 'One row per trace, with a header row; hops as JSON text in the last column with include_hops.' } },
+          },
+        },
+        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    },
+  };
+}
+
+/** The membership API at /api/v1: Bearer keys (live or test), Stripe-like errors. */
+export const membershipOpenApi: OpenApiExtras = {
+  securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A live or test API key.' } },
+  errorSchema: MEMBERSHIP_ERROR,
+  extend: financeReportCsv,
+};
+
+/** The traceroute public API at /v1/public: the key in X-API-Key or in ?api_key=. */
+export const tracerouteOpenApi: OpenApiExtras = {
+  securitySchemes: {
+    apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+  },
+  errorSchema: TRACEROUTE_ERROR,
+  extend: traceExport,
+};

@@ -1,0 +1,255 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { buildSchema } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customScalarSchemas } from '../../rest-bridge/openapi.js';
+import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { sharedIpEnricher } from '../../subgraphs/traceroute/enrichment/ip-enricher.js';
+import { SyntheticTraceGenerator } from '../../subgraphs/traceroute/ingest/synthetic-generator.js';
+import { TraceImporter } from '../../subgraphs/traceroute/ingest/trace-importer.js';
+import { tracerouteOrmOptions } from '../../subgraphs/traceroute/mikro-orm.config.js';
+import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+
+type Json = Record<string, unknown>;
+type Document = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Json }> }> }>>;
+  components: { schemas: Record<string, Json> };
+};
+
+// ajv-formats is CommonJS with `exports.default`: under NodeNext its default import is the module.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+
+/** Requests without a valid key allowed per minute from one address, low enough to reach here. */
+const ANONYMOUS_LIMIT = 5;
+
+let platform: TestPlatform;
+let orm: MikroORM;
+let liveKey: string;
+let tracerouteKey: string;
+const documents: Record<'membership' | 'traceroute', Document> = {} as never;
+
+beforeAll(async () => {
+  platform = await startTestPlatform({
+    rateLimits: { ...testConfig().rateLimits, anonymousPerMinute: ANONYMOUS_LIMIT },
+    // The webhook made below points at this machine; nothing is delivered to it.
+    webhooks: { allowPrivateTargets: true, timeoutMs: 1000 },
+  });
+  orm = await openOrm({ clientUrl: platform.databaseUrl, ...tracerouteOrmOptions });
+  await migrate(orm, platform.databaseUrl, tracerouteOrmOptions.schema);
+  const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), 7);
+  await new TraceImporter(orm.em.fork(), await sharedIpEnricher()).store(generator.generate(40, { days: 2 }));
+  liveKey = await platform.issueKey('contract', 'live');
+  tracerouteKey = await platform.issueKey('contract', 'traceroute', { hourlyLimit: 10_000, dailyLimit: 10_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await orm?.close(true);
+  await platform?.close();
+});
+
+/**
+ * The OpenAPI 3.0 schema as JSON Schema for ajv: `nullable` becomes a union with null, references
+ * point into the document, and objects take no property the document does not list (so a field
+ * added to the API and not to the document fails too).
+ */
+function toJsonSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toJsonSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const { nullable, ...rest } = schema as Json;
+  const converted: Json = Object.fromEntries(
+    Object.entries(rest).map(([key, value]) => [
+      key,
+      key === '$ref' ? String(value).replace('#/components/schemas/', 'openapi.json#/components/schemas/') : key === 'properties' ? Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, toJsonSchema(v)])) : toJsonSchema(value),
+    ]),
+  );
+  if (converted.type === 'object' && converted.properties && converted.additionalProperties === undefined) converted.additionalProperties = false;
+  return nullable ? { anyOf: [converted, { type: 'null' }] } : converted;
+}
+
+/** Checks responses against one document, by path template, method and status. */
+class Contract {
+  private readonly ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(private readonly document: Document) {
+    this.ajv.addSchema({ $id: 'openapi.json', components: { schemas: toJsonSchema(document.components.schemas) } });
+  }
+
+  /** The errors of `body` against what the document says `method path` answers with `status`; [] when it matches. */
+  errors(method: string, template: string, status: number, body: unknown, contentType = 'application/json'): string[] {
+    const operation = this.document.paths[template]?.[method.toLowerCase()];
+    if (!operation) return [`the document has no ${method} ${template}`];
+    const response = operation.responses[String(status)] ?? operation.responses.default;
+    const schema = response?.content?.[contentType]?.schema;
+    if (!schema) return [`the document gives no ${contentType} body for ${status} on ${method} ${template}`];
+    const id = `${method} ${template} ${status} ${contentType}`;
+    let validate = this.compiled.get(id);
+    if (!validate) this.compiled.set(id, (validate = this.ajv.compile(toJsonSchema(schema) as Json)));
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+  }
+}
+
+const contracts: Partial<Record<'membership' | 'traceroute', Contract>> = {};
+
+/** Sends a request and checks its answer against the document; returns the parsed body. */
+async function call(
+  api: 'membership' | 'traceroute',
+  method: string,
+  template: string,
+  options: { params?: Record<string, string>; query?: string; json?: unknown; status: number },
+): Promise<Json> {
+  const base = api === 'membership' ? '/api/v1' : '/v1/public';
+  const concrete = template.replace(/\{(\w+)\}/g, (_, name: string) => options.params![name]);
+  const response = await platform.request(`${base}${concrete}${options.query ? `?${options.query}` : ''}`, {
+    method,
+    json: options.json,
+    ...(api === 'membership' ? { key: liveKey } : { headers: { 'x-api-key': tracerouteKey } }),
+  });
+  const text = await response.text();
+  expect(response.status, text).toBe(options.status);
+  const body = JSON.parse(text) as Json;
+  contracts[api] ??= new Contract(documents[api]);
+  expect(contracts[api].errors(method, template, response.status, body), `${method} ${template} answered ${text.slice(0, 500)}`).toEqual([]);
+  return body;
+}
+
+describe('the OpenAPI documents', () => {
+  it('are served without a key, and a key sent anyway is not read', async () => {
+    for (const [api, url] of [['membership', '/api/v1/openapi.json'], ['traceroute', '/v1/public/openapi.json']] as const) {
+      const response = await platform.request(url);
+      expect(response.status, await response.clone().text()).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      // Counted like any client without a valid key: by address, at the anonymous limit.
+      expect(response.headers.get('x-ratelimit-limit')).toBe(String(ANONYMOUS_LIMIT));
+      documents[api] = (await response.json()) as Document;
+    }
+    expect((await platform.request('/api/v1/openapi.json', { key: 'sk_live_not_a_key' })).status).toBe(200);
+  });
+
+  it('exempt nothing else: the API itself still answers 401 without a key', async () => {
+    const members = await platform.request('/api/v1/members');
+    expect(members.status).toBe(401);
+    expect(((await members.json()) as { error: { code: string } }).error.code).toBe('missing_api_key');
+    expect((await platform.request('/api/v1/openapi.json', { method: 'POST' })).status).toBe(401);
+  });
+
+  it('stay under the anonymous rate limit', async () => {
+    // Five requests without a valid key so far from this address: the sixth is refused.
+    const response = await platform.request('/v1/public/openapi.json');
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('are valid OpenAPI 3.0 by a validator of the OpenAPI schemas, every reference resolved', async () => {
+    for (const api of ['membership', 'traceroute'] as const) {
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(documents[api]));
+      expect(result.errors, api).toBeUndefined();
+      expect(result.valid, api).toBe(true);
+      expect(validator.version).toMatch(/^3\.0/);
+      const references = JSON.stringify(documents[api]).match(/#\/components\/schemas\/[\w.-]+/g) ?? [];
+      for (const reference of new Set(references)) expect(documents[api].components.schemas, reference).toHaveProperty([reference.split('/').pop()!]);
+    }
+  });
+
+  it('define every custom scalar, taken from the schema so that a new one is covered too', () => {
+    const scalars = customScalarSchemas(
+      buildSchema('scalar DateTime scalar LocalDate scalar JSONObject scalar Homegrown type Query { a: DateTime b: LocalDate c: JSONObject d: Homegrown }'),
+    );
+    expect(Object.keys(scalars).sort()).toEqual(['DateTime', 'Homegrown', 'JSONObject', 'LocalDate']);
+    expect(scalars.LocalDate).toMatchObject({ type: 'string', format: 'date' });
+    expect(scalars.JSONObject).toMatchObject({ type: 'object' });
+    expect(documents.membership.components.schemas.LocalDate).toMatchObject({ type: 'string', format: 'date' });
+    expect(documents.membership.components.schemas.DateTime).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(documents.traceroute.components.schemas.DateTime).toMatchObject({ type: 'string', format: 'date-time' });
+  });
+
+  it('make the contract check fail on a body that drifts from them', () => {
+    const contract = new Contract(documents.membership);
+    const member = {
+      id: 'm', name: 'A', email: 'a@example.org', phone: null, addressLine1: null, addressLine2: null, city: null, region: null, postalCode: null,
+      country: null, customFields: {}, joinedOn: '2026-01-01', periodStart: '2026-01-01', periodEnd: '2027-01-01', createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z', livemode: true, status: 'ACTIVE', categoryId: null, category: null,
+    };
+    const documented = (documents.membership.components.schemas.Member as { required: string[] }).required;
+    const sample = Object.fromEntries(documented.map((name) => [name, (member as Json)[name] ?? null]));
+    const baseline = contract.errors('GET', '/members/{id}', 200, sample);
+    expect(contract.errors('GET', '/members/{id}', 200, { ...sample, name: 42 })).not.toEqual(baseline);
+    expect(contract.errors('GET', '/members/{id}', 200, { ...sample, renamed_field: 'x' }).length).toBeGreaterThan(baseline.length);
+    const { email: _email, ...missing } = sample;
+    expect(contract.errors('GET', '/members/{id}', 200, missing).length).toBeGreaterThan(baseline.length);
+  });
+});
+
+describe('the membership REST paths answer as their document says', () => {
+  it('members, invoices, payments, refunds and the finance report', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const member = await call('membership', 'POST', '/members', { json: { name: 'Ada', email: 'ada@example.org', phone: '+49 30 1234567' }, status: 201 });
+    const id = String(member.id);
+    await call('membership', 'GET', '/members', { status: 200 });
+    await call('membership', 'GET', '/members/{id}', { params: { id }, status: 200 });
+    await call('membership', 'GET', '/members/{id}', { params: { id: '00000000-0000-4000-8000-ffffffffffff' }, status: 404 });
+    await call('membership', 'PUT', '/members/{id}', { params: { id }, json: { phone: null, city: 'Berlin' }, status: 200 });
+    const invoice = await call('membership', 'POST', '/invoices', {
+      json: { memberId: id, currency: 'EUR', lines: [{ description: 'Dues', quantity: 2, unitAmount: 2500 }] },
+      status: 201,
+    });
+    await call('membership', 'GET', '/invoices', { status: 200 });
+    const payment = await call('membership', 'POST', '/payments', { json: { invoiceId: invoice.id, amount: 5000, method: 'CARD' }, status: 201 });
+    await call('membership', 'POST', '/refunds', { json: { paymentId: payment.id, amount: 1000, reason: 'Duplicate' }, status: 201 });
+    await call('membership', 'POST', '/payments', { json: { invoiceId: invoice.id, amount: 999_999, method: 'CARD' }, status: 400 });
+    await call('membership', 'GET', '/finance/reports', { query: `from=${today}&to=${today}`, status: 200 });
+    await call('membership', 'POST', '/members/{id}/renew', { params: { id }, json: {}, status: 200 });
+    await call('membership', 'DELETE', '/members/{id}', { params: { id }, status: 200 });
+  });
+
+  it('events, attendees and check-in', async () => {
+    const inHours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
+    const event = await call('membership', 'POST', '/events', { json: { title: 'Meetup', startsAt: inHours(48), endsAt: inHours(50), timeZone: 'UTC' }, status: 201 });
+    const id = String(event.id);
+    await call('membership', 'GET', '/events', { status: 200 });
+    await call('membership', 'GET', '/events/{id}', { params: { id }, status: 200 });
+    const attendee = await call('membership', 'POST', '/events/{id}/register', { params: { id }, json: { guestName: 'Ann', guestEmail: 'ann@example.org' }, status: 201 });
+    await call('membership', 'GET', '/events/{id}/attendees', { params: { id }, status: 200 });
+    await call('membership', 'POST', '/events/{id}/check-in', { params: { id }, json: { code: attendee.code }, status: 200 });
+  });
+
+  it('chat and jobs', async () => {
+    const ann = String((await call('membership', 'POST', '/members', { json: { name: 'Ann', email: 'ann.chat@example.org' }, status: 201 })).id);
+    const bob = String((await call('membership', 'POST', '/members', { json: { name: 'Bob', email: 'bob.chat@example.org' }, status: 201 })).id);
+    await call('membership', 'POST', '/chat/send', { json: { asMember: ann, mode: 'DIRECT', to: bob, text: 'Hi Bob' }, status: 201 });
+    await call('membership', 'GET', '/chat/messages', { query: `asMember=${ann}&withMember=${bob}`, status: 200 });
+    await call('membership', 'GET', '/chat/channels', { query: `asMember=${ann}`, status: 200 });
+    await call('membership', 'POST', '/chat/webhooks', { json: { url: 'http://127.0.0.1:9/hook', eventTypes: ['message.created'] }, status: 201 });
+    const job = await call('membership', 'POST', '/jobs', { json: { postedBy: ann, title: 'Treasurer', description: 'Keeps the books.' }, status: 201 });
+    await call('membership', 'GET', '/jobs', { status: 200 });
+    await call('membership', 'GET', '/jobs/{id}', { params: { id: String(job.id) }, status: 200 });
+  });
+});
+
+describe('the traceroute REST paths answer as their document says, in snake_case', () => {
+  it('search, one trace, stats and errors', async () => {
+    const page = await call('traceroute', 'GET', '/traces', { query: 'limit=5&hours=720', status: 200 });
+    const traces = page.data as Json[];
+    expect(traces.length).toBeGreaterThan(0);
+    expect(Object.keys(traces[0])).toEqual(expect.arrayContaining(['trace_id', 'measured_at', 'anomaly_score', 'probe_city']));
+    await call('traceroute', 'GET', '/traces', { query: 'limit=3&hours=720&include_hops=true', status: 200 });
+    const trace = await call('traceroute', 'GET', '/traces/{id}', { params: { id: String(traces[0].trace_id) }, status: 200 });
+    expect(trace).toHaveProperty('hop_count');
+    await call('traceroute', 'GET', '/traces/{id}', { params: { id: '00000000-0000-7000-8000-000000000000' }, status: 404 });
+    await call('traceroute', 'GET', '/traces', { query: 'limit=abc', status: 400 });
+    await call('traceroute', 'GET', '/stats', { query: 'hours=720', status: 200 });
+  });
+
+  it('the export, streamed by its own handler, as the document describes it', async () => {
+    const exported = await call('traceroute', 'GET', '/traces/export', { query: 'hours=720&limit=5', status: 200 });
+    expect((exported.data as Json[]).length).toBeGreaterThan(0);
+    await call('traceroute', 'GET', '/traces/export', { query: 'hours=720&limit=5&include_hops=false', status: 200 });
+    await call('traceroute', 'GET', '/traces/export', { query: 'limit=0', status: 400 });
+    const csv = await platform.request('/v1/public/traces/export?format=csv&hours=720&limit=2', { headers: { 'x-api-key': tracerouteKey } });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(documents.traceroute.paths['/traces/export'].get.responses['200'].content).toHaveProperty('text/csv');
+  });
+});
