@@ -15,7 +15,8 @@ import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
-import { tracerouteExpanded, tracerouteRoutes } from '../rest-bridge/traceroute.routes.js';
+import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
+import { requestLogOptions } from '../platform/logger.js';
 import {
   membershipErrorFormat,
   openAIErrorFormat,
@@ -132,8 +133,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/health' },
-      // The traceroute API takes keys in the query string: they must not reach the log.
-      serializers: { req: (req: { url?: string }) => ({ ...req, url: withoutApiKey(req.url) }) },
+      // Keys in headers and in the query string (the traceroute API's api_key) must not reach the log.
+      ...requestLogOptions,
     }),
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
@@ -181,8 +182,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // The export streams PostgreSQL's COPY from the traceroute subgraph (sofa cannot stream).
   const traceExport = relayStream({
     mount: bases.traceroute,
-    path: '/traces/export',
-    subgraphUrl: options.subgraphUrls.traceroute,
+    path: tracerouteStreamRoutes.export.path,
+    subgraphUrl: options.subgraphUrls[tracerouteStreamRoutes.export.subgraph],
     internalSecret: options.internalSecret,
   });
   mount(
@@ -195,6 +196,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       apollo,
       routes: tracerouteRoutes,
       expanded: tracerouteExpanded,
+      restName: tracerouteRestName,
       title: 'Traceroute Public API',
       description: 'Traceroute measurements of the national internet observatory.',
       errorFormat: tracerouteErrorFormat,
@@ -263,11 +265,6 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await redis?.quit();
     },
   };
-}
-
-/** The URL with the value of any api_key query parameter replaced. */
-export function withoutApiKey(url: string | undefined): string | undefined {
-  return url?.replace(/([?&]api_key=)[^&#]*/gi, '$1[redacted]');
 }
 
 function under(path: string, base: string): boolean {

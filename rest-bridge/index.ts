@@ -8,6 +8,7 @@ import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
 import { buildOpenApiDocument, customScalarSchemas, sofaOperation, type OpenApiExtras } from './openapi.js';
 import { RouteTable } from './route-table.js';
+import { renameForRest, type RestNamer } from './rest-names.js';
 
 type SofaConfig = Parameters<typeof useSofa>[0];
 
@@ -36,6 +37,11 @@ export interface RestBridgeOptions {
   bodyLimit?: string;
   /** The specification's key scheme, error body and hand-written paths, for its OpenAPI document. */
   openApi?: OpenApiExtras;
+  /**
+   * REST names that differ from the graph's (a specification's own field and parameter names);
+   * `expanded` then names fields by their REST names.
+   */
+  restName?: RestNamer;
 }
 
 /** Where a bridge mounted at `basePath` serves its OpenAPI document (no key needed). */
@@ -74,13 +80,15 @@ export function createRestBridge(options: RestBridgeOptions) {
   const hidden = new Set(options.hidden ?? []);
   // Sofa makes a route for every root field it sees: show it only the fields this spec maps.
   // Pruning drops the types no remaining field reaches, so the OpenAPI document shows only this spec.
-  const schema = pruneSchema(
+  const filtered = pruneSchema(
     filterSchema({
       schema: options.schema,
       rootFieldFilter: (operation, fieldName) => `${operation}.${fieldName}` in options.routes,
       objectFieldFilter: (typeName, fieldName) => !hidden.has(`${typeName}.${fieldName}`),
     }),
   );
+  const view = options.restName ? renameForRest(filtered, options.restName) : undefined;
+  const schema = view?.schema ?? filtered;
   const table = new RouteTable(options.basePath, options.routes, schema);
   const fail = (req: Request, res: ExpressResponse, error: ApiError) =>
     sendApiError(res, options.errorFormat, error, String(req.id));
@@ -98,13 +106,20 @@ export function createRestBridge(options: RestBridgeOptions) {
     const variables = { ...args.variableValues };
     for (const name of explicitNulls) if (variables[name] === undefined) variables[name] = null;
     const response = await options.apollo.executeOperation(
-      { query: args.document, variables, operationName: args.operationName ?? undefined },
+      { query: view ? view.toGraphQL(args.document) : args.document, variables, operationName: args.operationName ?? undefined },
       { contextValue },
     );
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not used by the REST bridge');
-    const result = response.body.singleResult as ExecutionResult;
     const field = rootFieldOf(args.document);
     const route = table.byField(field);
+    const single = response.body.singleResult as ExecutionResult;
+    const result = view
+      ? {
+          ...single,
+          data: single.data && view.dataToRest(args.document, single.data),
+          errors: route ? single.errors?.map((e) => view.errorToRest(e, route.graphqlPath.split('.')[0], field)) : single.errors,
+        }
+      : single;
     // A lookup that finds nothing is a 404 in REST, not `200 null`.
     if (!result.errors?.length && result.data && result.data[field] === null && route?.resource) {
       const notFound: GraphQLFormattedError = {
