@@ -48,8 +48,11 @@ export interface PlatformConfig {
   rateLimits: RateLimits;
   /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;
-  /** Caps on graphql-ws subscriptions at the gateway, and its keep-alive ping interval. */
-  subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number };
+  /**
+   * Caps on graphql-ws subscriptions at the gateway, its keep-alive ping interval, and how often
+   * an open socket's key is checked again (WS_KEY_RECHECK_MS, at most 60 s).
+   */
+  subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number; keyRecheckMs: number };
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   introspection: boolean;
@@ -94,6 +97,11 @@ function subgraphUrlFromEnv(env: NodeJS.ProcessEnv, name: SubgraphName, host: st
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${variable} must be an http(s) URL, got "${raw}"`);
   return raw;
+}
+
+function atMost(value: number, max: number, name: string): number {
+  if (value > max) throw new Error(`${name} must be at most ${max}, got ${value}`);
+  return value;
 }
 
 /**
@@ -158,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       perSocket: countFromEnv(env, 'SUBSCRIPTIONS_PER_SOCKET', 100),
       perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),
       keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
+      keyRecheckMs: atMost(countFromEnv(env, 'WS_KEY_RECHECK_MS', 30000), 60000, 'WS_KEY_RECHECK_MS'),
     },
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', 20),
     webhooks: {

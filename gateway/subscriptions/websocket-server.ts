@@ -5,7 +5,7 @@ import { GraphQLError, parse, specifiedRules, validate, type ExecutionArgs, type
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { IdentityService } from '../../platform/identity/identity.service.js';
+import { IdentityService, keyRefusal } from '../../platform/identity/identity.service.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
 import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
@@ -19,14 +19,20 @@ export interface SubscriptionLimits {
   perSocket: number;
   perInstance: number;
   keepAliveMs: number;
+  /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (30 s by default). */
+  keyRecheckMs?: number;
 }
 
+const DEFAULT_KEY_RECHECK_MS = 30_000;
 
 /** Close codes a client sees (graphql-ws's own where they exist). */
 export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_FORBIDDEN = 4403;
+/** Too many failed authentications from the client's address (graphql-ws's "too many" code). */
+export const CLOSE_TOO_MANY_REQUESTS = 4429;
 
 interface SocketState {
+  socket: WebSocket;
   principal: Principal;
   /** The key's own limits (traceroute keys) count over the socket too. */
   key: ApiKey;
@@ -89,10 +95,50 @@ export function serveWebSockets(options: {
   logger: Logger;
 }): { dispose(): Promise<void>; activeSubscriptions(): number } {
   const wss = new WebSocketServer({ server: options.httpServer, path: '/graphql' });
-  const sockets = new WeakMap<WebSocket, SocketState>();
+  const sockets = new Map<WebSocket, SocketState>();
   let active = 0;
   let connections = 0;
   const rules = [...specifiedRules, ...options.validationRules];
+
+  /** Ends a socket whose key no longer authenticates; graphql-ws then ends its subscriptions. */
+  const forbid = (state: SocketState, reason: string) => state.socket.close(CLOSE_FORBIDDEN, `Forbidden: ${reason}`);
+
+  /**
+   * A socket is authenticated once, when it connects; its key is read again on an interval (one
+   * query for all open sockets) so that disabling, revoking or expiring it ends the socket too.
+   * Limits an admin changed meanwhile apply from then on.
+   */
+  let rechecking = false;
+  const recheckKeys = async () => {
+    if (rechecking || !sockets.size) return;
+    rechecking = true;
+    try {
+      const open = [...sockets.values()];
+      const keys = await new IdentityService(options.identityOrm.em.fork()).keysById(open.map((state) => state.key.id));
+      const now = new Date();
+      for (const state of open) {
+        const fresh = keys.get(state.key.id);
+        const reason = keyRefusal(fresh, now);
+        if (reason) forbid(state, reason);
+        else state.key = fresh!;
+      }
+    } catch (error) {
+      options.logger.warn({ err: error }, 'could not check the keys of open websockets again');
+    } finally {
+      rechecking = false;
+    }
+  };
+  const recheckTimer = setInterval(() => void recheckKeys(), options.limits.keyRecheckMs ?? DEFAULT_KEY_RECHECK_MS);
+  recheckTimer.unref();
+
+  /** A failed authentication counts in the client address's window, as over HTTP, so keys cannot be guessed over sockets either. */
+  const refuseConnection = async (socket: WebSocket, address: string | undefined, reason: string) => {
+    const windows = options.edge.windows(undefined, undefined);
+    const breach = windows.length ? (await options.limiter.hit(`ip:${address}`, windows)).find((state) => state.exceeded) : undefined;
+    if (breach) socket.close(CLOSE_TOO_MANY_REQUESTS, `Too many requests: ${options.edge.exceeded(breach.window).code}`);
+    else socket.close(CLOSE_UNAUTHORIZED, reason);
+    return false;
+  };
 
   const server = useServer<Record<string, unknown>, { state?: SocketState }>(
     {
@@ -100,17 +146,16 @@ export function serveWebSockets(options: {
       onConnect: async (ctx) => {
         const secret = bearer(ctx.connectionParams);
         const socket = ctx.extra.socket;
+        // The same address Express gives req.ip (no proxy is trusted).
+        const address = ctx.extra.request.socket.remoteAddress;
         if (!secret) {
-          socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');
-          return false;
+          return refuseConnection(socket, address, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');
         }
         const result = await new IdentityService(options.identityOrm.em.fork()).authenticate(secret);
-        if (!result.ok) {
-          socket.close(CLOSE_UNAUTHORIZED, `Unauthorized: ${result.reason}`);
-          return false;
-        }
+        if (!result.ok) return refuseConnection(socket, address, `Unauthorized: ${result.reason}`);
         connections += 1;
         sockets.set(socket, {
+          socket,
           principal: result.principal,
           key: result.key,
           upstream: new UpstreamClients(options.subgraphUrls, result.principal, options.internalSecret),
@@ -122,6 +167,11 @@ export function serveWebSockets(options: {
       onSubscribe: async (ctx, id, payload) => {
         const state = sockets.get(ctx.extra.socket);
         if (!state) return refuse('Not connected', 'UNAUTHENTICATED', 'missing_api_key');
+        const expired = keyRefusal(state.key);
+        if (expired) {
+          forbid(state, expired);
+          return refuse('The API key no longer authenticates', 'UNAUTHENTICATED', expired);
+        }
         // Every operation over the socket counts like one HTTP request of the key.
         const windows = options.edge.windows(state.principal, state.key);
         const breach = (await options.limiter.hit(`key:${state.principal.keyId}`, windows)).find((w) => w.exceeded);
@@ -174,6 +224,12 @@ export function serveWebSockets(options: {
         return (async function* () {
           try {
             for await (const event of upstream) {
+              // An expiry passed since the last check ends the socket before another event goes out.
+              const expired = keyRefusal(state.key);
+              if (expired) {
+                forbid(state, expired);
+                return;
+              }
               yield clientErrors(await planned.resolveEvent(event as ExecutionResult, context, variables));
             }
           } finally {
@@ -184,7 +240,9 @@ export function serveWebSockets(options: {
         })();
       }) as never,
       onClose: async (ctx) => {
-        await sockets.get(ctx.extra.socket)?.upstream.dispose();
+        const state = sockets.get(ctx.extra.socket);
+        sockets.delete(ctx.extra.socket);
+        await state?.upstream.dispose();
       },
     },
     wss,
@@ -193,6 +251,7 @@ export function serveWebSockets(options: {
 
   return {
     dispose: async () => {
+      clearInterval(recheckTimer);
       await server.dispose();
     },
     activeSubscriptions: () => active,

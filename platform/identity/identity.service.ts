@@ -47,9 +47,19 @@ export interface KeyView {
   dailyLimit: number | null;
 }
 
+export type KeyRefusalReason = 'invalid_key' | 'key_disabled' | 'key_expired';
+
 export type AuthenticationResult =
   | { ok: true; principal: Principal; key: ApiKey }
-  | { ok: false; reason: 'invalid_key' | 'key_disabled' | 'key_expired' };
+  | { ok: false; reason: KeyRefusalReason };
+
+/** Why `key` no longer authenticates at `now` (gone, disabled or revoked, expired), or undefined while it does. */
+export function keyRefusal(key: Pick<ApiKey, 'disabledAt' | 'expiresAt'> | null | undefined, now = new Date()): KeyRefusalReason | undefined {
+  if (!key) return 'invalid_key';
+  if (key.disabledAt) return 'key_disabled';
+  if (key.expiresAt && key.expiresAt <= now) return 'key_expired';
+  return undefined;
+}
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -210,12 +220,18 @@ export class IdentityService {
     return toView(key);
   }
 
+  /** The keys with these ids as stored now (a deleted key is absent): one read for many open sockets. */
+  async keysById(ids: readonly string[]): Promise<Map<string, ApiKey>> {
+    if (!ids.length) return new Map();
+    const keys = await this.em.find(ApiKey, { id: { $in: [...new Set(ids)] } });
+    return new Map(keys.map((key) => [key.id, key]));
+  }
+
   /** Looks a presented secret up by its hash: one indexed read per request. */
   async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
     const key = await this.em.findOne(ApiKey, { secretHash: hashSecret(secret) }, { populate: ['account'] });
-    if (!key) return { ok: false, reason: 'invalid_key' };
-    if (key.disabledAt) return { ok: false, reason: 'key_disabled' };
-    if (key.expiresAt && key.expiresAt <= now) return { ok: false, reason: 'key_expired' };
+    const refusal = keyRefusal(key, now);
+    if (refusal || !key) return { ok: false, reason: refusal ?? 'invalid_key' };
     return {
       ok: true,
       key,
