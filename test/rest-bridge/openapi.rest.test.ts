@@ -92,6 +92,8 @@ class Contract {
 }
 
 const contracts: Partial<Record<'membership' | 'traceroute', Contract>> = {};
+/** `api method template` of every answer checked, so that a documented operation left unchecked shows. */
+const checked = new Set<string>();
 
 /** Sends a request and checks its answer against the document; returns the parsed body. */
 async function call(
@@ -110,6 +112,7 @@ async function call(
   const text = await response.text();
   expect(response.status, text).toBe(options.status);
   const body = JSON.parse(text) as Json;
+  checked.add(`${api} ${method.toLowerCase()} ${template}`);
   contracts[api] ??= new Contract(documents[api]);
   expect(contracts[api].errors(method, template, response.status, body), `${method} ${template} answered ${text.slice(0, 500)}`).toEqual([]);
   return body;
@@ -201,6 +204,9 @@ describe('the membership REST paths answer as their document says', () => {
     await call('membership', 'POST', '/refunds', { json: { paymentId: payment.id, amount: 1000, reason: 'Duplicate' }, status: 201 });
     await call('membership', 'POST', '/payments', { json: { invoiceId: invoice.id, amount: 999_999, method: 'CARD' }, status: 400 });
     await call('membership', 'GET', '/finance/reports', { query: `from=${today}&to=${today}`, status: 200 });
+    const csv = await platform.request(`/api/v1/finance/reports?from=${today}&to=${today}&format=csv`, { key: liveKey });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(documents.membership.paths['/finance/reports'].get.responses['200'].content).toHaveProperty('text/csv');
     await call('membership', 'POST', '/members/{id}/renew', { params: { id }, json: {}, status: 200 });
     await call('membership', 'DELETE', '/members/{id}', { params: { id }, status: 200 });
   });
@@ -251,5 +257,15 @@ describe('the traceroute REST paths answer as their document says, in snake_case
     const csv = await platform.request('/v1/public/traces/export?format=csv&hours=720&limit=2', { headers: { 'x-api-key': tracerouteKey } });
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(documents.traceroute.paths['/traces/export'].get.responses['200'].content).toHaveProperty('text/csv');
+  });
+});
+
+describe('the contract test itself', () => {
+  it('checked every operation of both documents against a real answer', () => {
+    const documented = (['membership', 'traceroute'] as const).flatMap((api) =>
+      Object.entries(documents[api].paths).flatMap(([template, operations]) => Object.keys(operations).map((method) => `${api} ${method} ${template}`)),
+    );
+    expect(documented.length).toBeGreaterThan(25);
+    expect(documented.filter((operation) => !checked.has(operation))).toEqual([]);
   });
 });
