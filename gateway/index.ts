@@ -25,6 +25,7 @@ import {
   type ErrorFormat,
 } from '../rest-bridge/errors.js';
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
+import { errorMasking } from '../subgraphs/shared/error-masking.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from './edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
@@ -72,11 +73,11 @@ export interface Edge {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Keeps what a client may see of an error: message, path, and the code, reason and param. */
+/** Keeps what a client may see of an error: message, path, and the code, reason, param and request id. */
 function withoutInternals(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  const { code, reason, param } = formatted.extensions ?? {};
+  const { code, reason, param, requestId } = formatted.extensions ?? {};
   const extensions = Object.fromEntries(
-    Object.entries({ code, reason, param }).filter(([, value]) => value !== undefined),
+    Object.entries({ code, reason, param, requestId }).filter(([, value]) => value !== undefined),
   );
   return { ...formatted, extensions };
 }
@@ -109,15 +110,18 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   });
   // Depth, cost, aliases, tokens and directives capped; field suggestions hidden unless introspection is on.
   const armor = graphqlArmor({ ...DEFAULT_ABUSE_LIMITS, blockFieldSuggestions: !options.introspection });
+  // The gateway's own failures (a subgraph unreachable, a plan that failed) are masked like a
+  // subgraph's; errors relayed from subgraphs arrive masked already.
+  const masking = errorMasking<EdgeContext>({ logger: options.logger, requestIdOf: (context) => context.requestId });
   const apollo = new ApolloServer<EdgeContext>({
     gateway,
     introspection: options.introspection,
     includeStacktraceInErrorResponses: false,
-    formatError: withoutInternals,
+    formatError: (formatted, error) => withoutInternals(masking.formatError(formatted, error)),
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), operationResolutionPlugin, ...armor.plugins],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), operationResolutionPlugin, masking.plugin, ...armor.plugins],
     logger: options.logger,
   });
   await apollo.start();

@@ -10,6 +10,8 @@ export interface SubgraphContext {
   loaders: Map<string, unknown>;
   /** Where changes are published (after their commit) and subscriptions listen. */
   pubsub: PlatformPubSub;
+  /** The edge's request id (X-Request-Id) when served over HTTP: internal errors are logged and answered with it. */
+  requestId?: string;
 }
 
 /** Returns the request's loader named `name`, creating it on first use. */

@@ -14,6 +14,8 @@ import { WebSocketServer } from 'ws';
 import { PRINCIPAL_HEADER, type Principal } from './principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
+import { errorMasking } from './error-masking.js';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../platform/config.js';
 import { requestLogOptions } from '../../platform/logger.js';
 
@@ -45,6 +47,10 @@ export function listen(server: http.Server, port: number, host: string, name: st
   });
 }
 
+function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
+  return error instanceof GraphQLError ? error.toJSON() : error;
+}
+
 /** Serves a subgraph at /graphql (and /health) on `host` (loopback unless told otherwise). */
 export async function serveSubgraph(
   subgraph: Subgraph,
@@ -53,6 +59,8 @@ export async function serveSubgraph(
   const host = options.host ?? '127.0.0.1';
   const app = express();
   const httpServer = http.createServer(app);
+  // Errors that are not the client's doing leave with a generic message and the request id.
+  const masking = errorMasking<SubgraphContext>({ logger: options.logger, requestIdOf: (context) => context.requestId });
   const apollo = new ApolloServer<SubgraphContext>({
     schema: subgraph.schema,
     // Only the gateway talks to a subgraph, and it never needs the landing page.
@@ -60,7 +68,8 @@ export async function serveSubgraph(
     // Stack traces go to the log, never over the wire (the gateway would pass them on).
     includeStacktraceInErrorResponses: false,
     // No Apollo Studio here: inline traces would only add bytes to every response.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled()],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), masking.plugin],
+    formatError: masking.formatError,
     logger: options.logger,
   });
   await apollo.start();
@@ -105,7 +114,7 @@ export async function serveSubgraph(
     '/graphql',
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
-      context: async ({ req }) => subgraph.createContext(req.header(PRINCIPAL_HEADER)),
+      context: async ({ req }) => Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id) }),
     }),
   );
   // Subscriptions (and any operation) over graphql-ws on the same path. The gateway signs the
@@ -125,6 +134,9 @@ export async function serveSubgraph(
         }
       },
       context: (ctx) => subgraph.contextFor(principals.get(ctx.extra.socket)!),
+      // Events carry errors too; they leave masked like those of HTTP responses.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error)) } : result,
     },
     wsServer,
   );

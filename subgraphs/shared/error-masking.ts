@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { unwrapResolverError } from '@apollo/server/errors';
+import type { GraphQLFormattedError } from 'graphql';
+import type { Logger } from 'pino';
+import { CLIENT_ERROR_CODES } from './errors.js';
+
+/** What a client is told of an error that is not its own doing. */
+export function internalErrorMessage(requestId: string): string {
+  return `Internal server error (request ${requestId})`;
+}
+
+function isClientError(code: unknown): boolean {
+  return typeof code === 'string' && CLIENT_ERROR_CODES.has(code);
+}
+
+/**
+ * Keeps the message of errors the client caused (domain errors and GraphQL's own validation and
+ * coercion errors, by their code) and replaces any other, whose message may carry SQL, values or
+ * addresses, with a generic one naming the request id; the original goes to the log under that id.
+ * Apollo passes the same error objects to plugins and to formatError, so the plugin notes each
+ * error's request id and formatError reads it back (errors raised outside a request, such as a
+ * failed context, get an id of their own).
+ */
+export function errorMasking<C>(options: { logger: Logger; requestIdOf: (context: C) => string | undefined }): {
+  plugin: ApolloServerPlugin<C & object>;
+  formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+} {
+  const requestIds = new WeakMap<object, string>();
+  return {
+    plugin: {
+      async requestDidStart({ contextValue }) {
+        const requestId = options.requestIdOf(contextValue) ?? `req_${randomUUID()}`;
+        return {
+          async didEncounterErrors({ errors }) {
+            for (const error of errors) requestIds.set(error, requestId);
+          },
+        };
+      },
+    },
+    formatError: (formatted, error) => {
+      if (isClientError(formatted.extensions?.code)) return formatted;
+      const requestId = (error !== null && typeof error === 'object' && requestIds.get(error)) || `req_${randomUUID()}`;
+      options.logger.error({ err: unwrapResolverError(error), requestId, path: formatted.path }, 'internal error; the client was told only the request id');
+      return {
+        message: internalErrorMessage(requestId),
+        ...(formatted.locations ? { locations: formatted.locations } : {}),
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code: 'INTERNAL_SERVER_ERROR', requestId },
+      };
+    },
+  };
+}

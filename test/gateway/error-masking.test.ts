@@ -1,0 +1,107 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRINCIPAL_HEADER, signPrincipal } from '../../subgraphs/shared/principal.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import { principalFor, TEST_SECRET } from '../support/subgraph-harness.js';
+
+// A failure that is not the client's doing (here a real database error: a text column turned
+// integer, so PostgreSQL's message quotes the value sent) must not show its SQL or values over /graphql or REST, nor from a subgraph itself;
+// the client gets the request id, and the log has the original under that id.
+
+let platform: TestPlatform;
+let db: pg.Client;
+let key: string;
+let memberId: string;
+const logLines: Record<string, unknown>[] = [];
+const SECRET = 'Secret-Label-8814';
+
+beforeAll(async () => {
+  platform = await startTestPlatform({}, { level: 'error', destination: { write: (line: string) => void logLines.push(JSON.parse(line)) } });
+  key = await platform.issueKey('acct-error-masking');
+  db = new pg.Client({ connectionString: platform.databaseUrl });
+  await db.connect();
+  const created = await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Ada', email: 'ada@example.org' } });
+  memberId = ((await created.json()) as { id: string }).id;
+  // Every test here runs against the broken column; the database is this file's own.
+  await db.query('alter table "membership"."invoice" alter column "description" type integer using null');
+});
+
+afterAll(async () => {
+  await db?.end();
+  await platform?.close();
+});
+
+const CREATE = `mutation ($memberId: ID!, $description: String) {
+  createInvoice(memberId: $memberId, currency: "EUR", lines: [{ description: "x", unitAmount: 100 }], description: $description) { id }
+}`;
+
+function expectNothingInternal(text: string): void {
+  for (const leak of [SECRET, 'insert into', 'invalid input syntax', 'integer', '"membership"', memberId]) {
+    expect(text, `the response shows ${leak}`).not.toContain(leak);
+  }
+}
+
+function loggedOriginal(requestId: string, service: string): Record<string, unknown> | undefined {
+  return logLines.find((line) => line.requestId === requestId && line.service === service && JSON.stringify(line.err ?? '').includes(`invalid input syntax for type integer: \\"${SECRET}\\"`));
+}
+
+describe('errors that are not domain errors', () => {
+  it('reach a /graphql client as a generic message with the request id, the original only in the log', async () => {
+    const response = await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId, description: SECRET } } });
+    const requestId = response.headers.get('x-request-id')!;
+    const text = await response.text();
+    expectNothingInternal(text);
+    const body = JSON.parse(text) as { data: unknown; errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        message: `Internal server error (request ${requestId})`,
+        extensions: { code: 'INTERNAL_SERVER_ERROR', requestId },
+      }),
+    ]);
+    const original = loggedOriginal(requestId, 'membership');
+    expect(original, JSON.stringify(logLines)).toBeDefined();
+    expect(JSON.stringify(original)).toContain(SECRET);
+  });
+
+  it('reach a REST client as a 500 with the request id and nothing of the original', async () => {
+    const response = await platform.request('/api/v1/invoices', {
+      method: 'POST',
+      key,
+      json: { memberId, currency: 'EUR', lines: [{ description: 'x', unitAmount: 100 }], description: SECRET },
+    });
+    const requestId = response.headers.get('x-request-id')!;
+    const text = await response.text();
+    expect(response.status, text).toBe(500);
+    expectNothingInternal(text);
+    expect(JSON.parse(text).error).toMatchObject({ code: 'internal_error', request_id: requestId });
+    expect(loggedOriginal(requestId, 'membership')).toBeDefined();
+  });
+
+  it('leave a subgraph masked already, under the request id the edge forwarded', async () => {
+    const principal = principalFor();
+    const direct = (query: string, variables: Record<string, unknown>) =>
+      fetch(platform.subgraphUrls.membership, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req_forwarded_1', [PRINCIPAL_HEADER]: signPrincipal(principal, TEST_SECRET) },
+        body: JSON.stringify({ query, variables }),
+      });
+    const member = await (await direct('mutation { createMember(name: "Bo", email: "bo@example.org") { id } }', {})).json();
+    const response = await direct(CREATE, { memberId: member.data.createMember.id, description: SECRET });
+    const text = await response.text();
+    expectNothingInternal(text);
+    expect(JSON.parse(text).errors[0]).toMatchObject({
+      message: 'Internal server error (request req_forwarded_1)',
+      extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req_forwarded_1' },
+    });
+    expect(loggedOriginal('req_forwarded_1', 'membership')).toBeDefined();
+  });
+
+  it('keep the messages of domain and validation errors', async () => {
+    const notFound = await (await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId: '00000000-0000-4000-8000-000000000000' } } })).json();
+    expect(notFound.errors[0]).toMatchObject({ message: expect.stringContaining('No member with id'), extensions: { code: 'NOT_FOUND' } });
+    const invalid = await (await platform.request('/graphql', { method: 'POST', key, json: { query: '{ invoices { nope } }' } })).json();
+    expect(invalid.errors[0]).toMatchObject({ message: expect.stringContaining('nope'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    const coercion = await (await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId: { not: "an id" } } } })).json();
+    expect(coercion.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
