@@ -305,6 +305,9 @@ function operationFor(route: BridgeRoute & { graphqlPath: string }, options: Ope
       : {}),
     responses: {
       [status]: { description: 'Success', content: { 'application/json': { schema: success } } },
+      ...(route.resource && options.extras
+        ? { '404': { description: `No ${route.resource} with this id`, content: { 'application/json': { schema: ref('Error') } } } }
+        : {}),
       ...(options.extras ? { default: { description: 'Error', content: { 'application/json': { schema: ref('Error') } } } } : {}),
     },
   };
