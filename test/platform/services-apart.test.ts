@@ -132,6 +132,15 @@ describe('a subgraph on its own address, the edge apart pointed at it by URL', (
     expect(subgraph.output()).toContain(`http://${subgraphHost}:${membershipPort}/graphql`);
     expect(await accepts(subgraphHost, membershipPort)).toBe(true);
     expect(await accepts('127.0.0.1', membershipPort)).toBe(false);
+    // Reachable from elsewhere now, it still answers only requests the edge signed.
+    const direct = await fetch(`http://${subgraphHost}:${membershipPort}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ members { data { name } } }' }),
+    });
+    const refused = (await direct.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+    expect(refused.data ?? null).toBeNull();
+    expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
 
     // The edge runs with the default SUBGRAPH_HOST: only MEMBERSHIP_URL tells it where to go.
     gateway = run('gateway/server.ts', {
