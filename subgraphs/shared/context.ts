@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import type { Principal } from './principal.js';
 import type { PlatformPubSub } from './pubsub.js';
 
@@ -12,6 +13,8 @@ export interface SubgraphContext {
   pubsub: PlatformPubSub;
   /** The edge's request id (X-Request-Id) when served over HTTP: internal errors are logged and answered with it. */
   requestId?: string;
+  /** The request's logger (its lines carry the request) when served over HTTP. */
+  log?: Logger;
 }
 
 /** Returns the request's loader named `name`, creating it on first use. */

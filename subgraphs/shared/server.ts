@@ -114,7 +114,7 @@ export async function serveSubgraph(
     '/graphql',
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
-      context: async ({ req }) => Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id) }),
+      context: async ({ req }) => Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id), log: req.log }),
     }),
   );
   // Subscriptions (and any operation) over graphql-ws on the same path. The gateway signs the

@@ -12,7 +12,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettingsContext } from './webhook
 
 type Context = SubgraphContext & WebhookSettingsContext;
 
-const service = (ctx: Context) => new ChatWebhookService(ctx.em, ctx.principal, ctx.webhookSettings ?? DEFAULT_WEBHOOK_SETTINGS);
+const service = (ctx: Context) => new ChatWebhookService(ctx.em, ctx.principal, ctx.webhookSettings ?? DEFAULT_WEBHOOK_SETTINGS, ctx.log);
 
 @Resolver(() => ChatWebhookDelivery)
 export class ChatWebhookResolver {

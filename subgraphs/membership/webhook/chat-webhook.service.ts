@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import type { Principal } from '../../shared/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { ChatWebhookAttempt } from './chat-webhook-attempt.entity.js';
@@ -18,6 +19,7 @@ export class ChatWebhookService {
     private readonly em: EntityManager,
     private readonly principal: Principal,
     private readonly settings: WebhookSettings,
+    private readonly log?: Logger,
   ) {}
 
   private get scope() {
@@ -31,7 +33,10 @@ export class ChatWebhookService {
     try {
       url = await checkWebhookTarget(args.url, this.settings.allowPrivateTargets);
     } catch (error) {
-      if (error instanceof WebhookTargetError) throw new WebhookUrlRefusedError(error.message);
+      if (error instanceof WebhookTargetError) {
+        if (error.detail) this.log?.warn({ detail: error.detail }, 'webhook target refused');
+        throw new WebhookUrlRefusedError(error.message);
+      }
       throw error;
     }
     const secret = newWebhookSecret();

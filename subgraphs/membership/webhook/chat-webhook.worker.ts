@@ -6,7 +6,7 @@ import { ChatWebhookAttempt } from './chat-webhook-attempt.entity.js';
 import { ChatWebhookDeliveryStatus } from './chat-webhook-delivery-status.js';
 import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';
 import { ChatWebhook } from './chat-webhook.entity.js';
-import { guardedLookup, refuseLiteralPrivateHost } from './ssrf-guard.js';
+import { guardedLookup, refuseLiteralPrivateHost, WebhookTargetError } from './ssrf-guard.js';
 import { signWebhook } from './webhook-signature.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhook-settings.js';
 
@@ -187,6 +187,8 @@ export class ChatWebhookWorker {
       });
       return { statusCode, error: statusCode >= 200 && statusCode < 300 ? null : `HTTP ${statusCode}`, durationMs: elapsed() };
     } catch (error) {
+      // The delivery log is the tenant's to read: what the host resolved to goes to our log only.
+      if (error instanceof WebhookTargetError) this.options.logger?.warn({ webhookId: webhook.id, detail: error.detail }, 'webhook target refused');
       const message = signal.aborted ? `timed out after ${this.settings.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
       return { statusCode: null, error: message.slice(0, 500), durationMs: elapsed() };
     }

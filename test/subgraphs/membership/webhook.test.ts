@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatMessage } from '../../../subgraphs/membership/chat/chat-message.entity.js';
 import { ChatWebhookDelivery } from '../../../subgraphs/membership/webhook/chat-webhook-delivery.entity.js';
 import { ChatWebhookWorker } from '../../../subgraphs/membership/webhook/chat-webhook.worker.js';
-import { checkWebhookTarget, isPrivateAddress } from '../../../subgraphs/membership/webhook/ssrf-guard.js';
+import pino from 'pino';
+import { ChatWebhookService } from '../../../subgraphs/membership/webhook/chat-webhook.service.js';
+import { checkWebhookTarget, isPrivateAddress, TARGET_NOT_ALLOWED, WebhookTargetError } from '../../../subgraphs/membership/webhook/ssrf-guard.js';
 import { verifyWebhook } from '../../../subgraphs/membership/webhook/webhook-signature.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
@@ -116,12 +118,63 @@ describe('registering endpoints', () => {
       'http://[::ffff:127.0.0.1]/',
       'http://224.0.0.1/',
     ]) {
-      await expect(checkWebhookTarget(url, false), url).rejects.toThrow(/private or reserved/);
+      await expect(checkWebhookTarget(url, false), url).rejects.toHaveProperty('message', TARGET_NOT_ALLOWED);
     }
     await expect(checkWebhookTarget('http://93.184.215.14/hook', false)).resolves.toBeInstanceOf(URL);
     await expect(checkWebhookTarget('http://[2606:4700::1111]/hook', false)).resolves.toBeInstanceOf(URL);
     expect(isPrivateAddress('8.8.8.8')).toBe(false);
     expect(isPrivateAddress('100.64.0.1')).toBe(true);
+  });
+
+  it('refuses the reserved ranges that tunnel to, document or stand in for other addresses', async () => {
+    for (const address of [
+      '2002:7f00:1::1', // 6to4 of 127.0.0.1
+      '2002:a00:1::', // 6to4 of 10.0.0.1
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+      '2001:db8::1', // documentation
+      '3fff::1', // documentation
+      '192.0.2.10', // TEST-NET-1
+      '198.51.100.7', // TEST-NET-2
+      '203.0.113.9', // TEST-NET-3
+      '192.88.99.1', // 6to4 relay anycast
+      '64:ff9b:1::a00:1', // local-use NAT64
+      '100::1', // discard-only
+      '2001:2::1', // benchmarking
+      'fec0::1', // site-local
+      '::7f00:1', // IPv4-compatible 127.0.0.1
+      '::ffff:0:a00:1', // IPv4-translated 10.0.0.1
+      '::ffff:a00:1', // IPv4-mapped 10.0.0.1, hexadecimal spelling
+    ]) {
+      expect(isPrivateAddress(address), address).toBe(true);
+      const host = address.includes(':') ? `[${address}]` : address;
+      await expect(checkWebhookTarget(`https://${host}/hook`, false), address).rejects.toHaveProperty('message', TARGET_NOT_ALLOWED);
+    }
+    // Neighbours of those ranges stay reachable.
+    for (const address of ['2001:4860:4860::8888', '2003::1', '192.0.3.1', '198.51.101.1', '203.0.114.1', '::ffff:8.8.8.8', '2a00:1450:4001::1']) {
+      expect(isPrivateAddress(address), address).toBe(false);
+    }
+  });
+
+  it('tells the tenant only that the target is not allowed, and the log what it resolved to', async () => {
+    const principal = principalFor();
+    const lines: { detail?: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const service = new ChatWebhookService(subgraph.orm.em.fork(), principal, { allowPrivateTargets: false, timeoutMs: 500 }, logger);
+    for (const url of ['http://localhost:8080/x', 'http://10.1.2.3/x', 'http://[fd12::3]/x', 'http://host.that-does-not-resolve.invalid/x']) {
+      const refused = await service.create({ url, eventTypes: ['message.created'] }).then(
+        () => expect.unreachable(`${url} was accepted`),
+        (error: unknown) => error as { message: string; extensions: Record<string, unknown> },
+      );
+      expect(refused.message, url).toBe(TARGET_NOT_ALLOWED);
+      expect(refused.extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'webhook_url_refused', param: 'url' });
+    }
+    const details = lines.map((line) => line.detail).join('\n');
+    expect(details).toMatch(/localhost resolves to (127\.0\.0\.1|::1)/);
+    expect(details).toContain('10.1.2.3 resolves to 10.1.2.3');
+    expect(details).toContain('host.that-does-not-resolve.invalid does not resolve');
+    const error = await checkWebhookTarget('http://localhost/', false).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WebhookTargetError);
+    expect(String((error as Error).message)).not.toMatch(/127\.0\.0\.1|::1/);
   });
 });
 
@@ -264,7 +317,8 @@ describe('delivering', () => {
     for (const id of [hook.id, byName.id]) {
       const [delivery] = await deliveries(principal, id);
       expect(delivery).toMatchObject({ status: 'PENDING', attempts: 1, lastStatusCode: null });
-      expect(delivery.lastError).toMatch(/private or reserved/);
+      // The tenant reads the delivery log: it says no more than that the target is refused.
+      expect(delivery.lastError).toBe(TARGET_NOT_ALLOWED);
     }
   });
 
