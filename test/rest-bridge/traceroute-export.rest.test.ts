@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import pg from 'pg';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
@@ -48,6 +50,49 @@ describe('GET /v1/public/traces/export through the edge', () => {
     const refused = await platform.request('/v1/public/traces/export?limit=10001', { headers: { 'x-api-key': key } });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: 'invalid_parameter', param: 'limit' });
+  });
+
+  it('refuses a bad or NUL-carrying parameter with 400 naming it, before any byte of the body', async () => {
+    for (const [param, query] of [['target_ip', 'target_ip=%00'], ['target_ip', 'target_ip=dawn.com'], ['target_domain', 'target_domain=a%00b'], ['status', 'status=%01']]) {
+      const response = await platform.request(`/v1/public/traces/export?${query}`, { headers: { 'x-api-key': key } });
+      expect(response.status, query).toBe(400);
+      expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param });
+    }
+  });
+
+  it('passes a failure after the first byte on to the client: the trailing error record, then no last chunk', async () => {
+    const blocker = new pg.Client({ connectionString: platform.databaseUrl });
+    await blocker.connect();
+    try {
+      // The export waits on this lock after `{"data":[` went out; its backend is then ended.
+      await blocker.query('begin');
+      await blocker.query('lock table "traceroute"."trace" in access exclusive mode');
+      const answer = new Promise<{ status: number; body: string; complete: boolean }>((resolve, reject) => {
+        http.get(`${platform.baseUrl}/v1/public/traces/export?since=2000-01-01T00:00:00Z`, { headers: { 'x-api-key': key, 'x-request-id': 'export-cut' } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('close', () => resolve({ status: res.statusCode!, body, complete: res.complete }));
+        }).on('error', reject);
+      });
+      let terminated = false;
+      for (let i = 0; i < 100 && !terminated; i++) {
+        const rows = await blocker.query(`select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'copy (select%' and wait_event_type = 'Lock'`);
+        terminated = rows.rows.some((r) => r.done);
+        if (!terminated) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(terminated).toBe(true);
+      const { status, body, complete } = await answer;
+      expect(status).toBe(200);
+      expect(complete).toBe(false);
+      expect(JSON.parse(body.slice('{"data":['.length))).toMatchObject({ error: 'export_failed', request_id: 'export-cut' });
+    } finally {
+      await blocker.query('rollback');
+      await blocker.end();
+    }
+    const after = await platform.request('/v1/public/traces/export?format=csv&since=2000-01-01T00:00:00Z', { headers: { 'x-api-key': key } });
+    expect(after.status).toBe(200);
+    expect((await after.text()).trim().split('\n')).toHaveLength(stored + 1);
   });
 
   it("is served by the traceroute subgraph, which refuses it without the edge's signed principal", async () => {

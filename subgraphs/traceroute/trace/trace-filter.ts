@@ -9,6 +9,9 @@ export interface SqlFilter {
   until: Date;
 }
 
+const EARLIEST = new Date('1970-01-01T00:00:00Z');
+const LATEST = new Date('9999-12-31T23:59:59.999Z');
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
@@ -16,6 +19,13 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * before `until` (default now). The window always bounds the partitions a query reads.
  */
 export function windowOf(args: { since?: Date | null; until?: Date | null; hours?: number | null }, defaultHours: number, now = new Date()) {
+  for (const name of ['since', 'until'] as const) {
+    const at = args[name];
+    // Measurements carry Unix times; PostgreSQL refuses some dates JavaScript accepts (year 0).
+    if (at && (at.getTime() < EARLIEST.getTime() || at.getTime() > LATEST.getTime())) {
+      throw new DomainError('BAD_USER_INPUT', `${name} must be from ${EARLIEST.toISOString()} to ${LATEST.toISOString()}`, { param: name, reason: 'invalid_parameter' });
+    }
+  }
   const until = args.until ?? now;
   const since = args.since ?? new Date(until.getTime() - (args.hours ?? defaultHours) * 3_600_000);
   if (since.getTime() >= until.getTime()) {

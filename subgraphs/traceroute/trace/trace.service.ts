@@ -134,7 +134,10 @@ export class TraceService {
    * measurement time, so its lookup prunes to one partition.
    */
   async findMany(ids: readonly string[]): Promise<(Trace | null)[]> {
-    const valid = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+    // A UUIDv7 past year 9999 names no stored trace (none is measured then), and PostgreSQL could not read its time.
+    const valid = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))].filter(
+      (id) => (timeOfUuidV7(id)?.getUTCFullYear() ?? 0) <= 9999,
+    );
     if (!valid.length) return ids.map(() => null);
     const keys = valid.map((id) => ({ id, at: timeOfUuidV7(id)?.toISOString() ?? null }));
     const rows = await this.execute(

@@ -119,6 +119,7 @@ describe('GET /v1/public/traces/export', () => {
     ['target_domain', 'target_domain=dawn%00.com'], ['target_city', 'target_city=Lahore%01'], ['probe_city', 'probe_city=%7F'],
     ['format', 'format=csv%0A'], ['probe_country', 'probe_country=PAK'], ['probe_asn', 'probe_asn=99999999999'],
     ['since', 'since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z'], ['junk%00', 'junk%00=1'],
+    ['since', 'since=0000-01-01T00:00:00Z'],
   ])('checks every parameter before the first byte: 400 invalid_parameter naming %s', async (param, query) => {
     const response = await fetch(`${base}?${query}`);
     expect(response.status).toBe(400);
