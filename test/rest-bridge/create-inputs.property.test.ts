@@ -145,7 +145,16 @@ const invoiceInput = fc.record(
 
 describe('createMember and createInvoice over generated input', () => {
   it('stores a member exactly when it answers 2xx, and never answers 5xx', async () => {
-    await fc.assert(fc.asyncProperty(memberInput, (input) => createAndCheck('/members', 'member', input)), { numRuns: RUNS });
+    await fc.assert(fc.asyncProperty(memberInput, (input) => createAndCheck('/members', 'member', input)), {
+      numRuns: RUNS,
+      // Inputs that once answered 500, tried before the generated ones.
+      examples: [
+        [{ name: 'x\udfffy', email: 'a@example.org' }],
+        [{ name: 'Ada', email: 'ada@example.org', joinedOn: '9999-12-31' }],
+        [{ name: 'Ada', email: 'ada@example.org', joinedOn: '0001-01-01' }],
+        [{ name: 'Ada', email: 'ada@example.org', customFields: { 'a\u0000': 1 } }],
+      ],
+    });
   });
 
   it('stores an invoice exactly when it answers 2xx, and never answers 5xx', async () => {
@@ -153,8 +162,35 @@ describe('createMember and createInvoice over generated input', () => {
       fc.asyncProperty(invoiceInput, (input) =>
         createAndCheck('/invoices', 'invoice', { ...input, memberId: typeof input.memberId === 'number' ? memberIds[input.memberId] : input.memberId }),
       ),
-      { numRuns: RUNS },
+      {
+        numRuns: RUNS,
+        examples: [
+          [
+            {
+              memberId: 0,
+              currency: 'EUR',
+              lines: [
+                { description: 'a', quantity: 1_000_000, unitAmount: 100_000_000 },
+                { description: 'b', quantity: 1_000_000, unitAmount: -100_000_000 },
+              ],
+            },
+          ],
+        ],
+      },
     );
+  });
+
+  it('refuses a join date outside 1800-01-01 to 2999-12-31 with 400 naming joinedOn, storing nothing', async () => {
+    const before = await count('member');
+    for (const joinedOn of ['9999-12-31', '0001-01-01', '1799-12-31', '3000-01-01']) {
+      const response = await request('POST', '/members', { name: 'Ada', email: `ada.${joinedOn}@example.org`, joinedOn });
+      expect(response.status, joinedOn).toBe(400);
+      expect((await response.json()).error).toMatchObject({ code: 'invalid_parameter', param: 'joinedOn' });
+    }
+    expect(await count('member')).toBe(before);
+    for (const joinedOn of ['1800-01-01', '2999-12-31']) {
+      expect((await request('POST', '/members', { name: 'Ada', email: `ada.${joinedOn}@example.org`, joinedOn })).status, joinedOn).toBe(201);
+    }
   });
 
   it('refuses lines that cancel out but each exceed what an invoice holds', async () => {

@@ -68,6 +68,13 @@ function checkCustomFields(fields: Record<string, unknown> | null | undefined): 
   }
 }
 
+/**
+ * Join dates a member may have. Period arithmetic runs on JavaScript dates, which read years 0–99
+ * as 1900–1999 and write years past 9999 in a form PostgreSQL refuses (a 500 after the period of a
+ * join date in 9999 was computed); the bounds keep every first period, up to 99 years, well inside.
+ */
+export const JOINED_ON_RANGE = { from: '1800-01-01', to: '2999-12-31' } as const;
+
 function checkDate(value: string | null | undefined, param: string): void {
   if (value != null && !isCalendarDate(value)) throw new DomainError('BAD_USER_INPUT', `${param} must be a date (YYYY-MM-DD)`, { param, reason: 'invalid_parameter' });
 }
@@ -141,6 +148,9 @@ export class MemberService {
   async create(args: CreateMemberArgs): Promise<Member> {
     const joinedOn = args.joinedOn ?? today();
     checkDate(joinedOn, 'joinedOn');
+    if (joinedOn < JOINED_ON_RANGE.from || joinedOn > JOINED_ON_RANGE.to) {
+      throw new DomainError('BAD_USER_INPUT', `joinedOn must lie between ${JOINED_ON_RANGE.from} and ${JOINED_ON_RANGE.to}`, { param: 'joinedOn', reason: 'invalid_parameter' });
+    }
     checkCustomFields(args.customFields);
     const email = args.email.trim().toLowerCase();
     try {
