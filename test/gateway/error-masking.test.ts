@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRINCIPAL_HEADER, signPrincipal } from '../../subgraphs/shared/principal.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import { createLogger } from '../../platform/logger.js';
+import { openIdentityStore } from '../../platform/identity/index.js';
+import { startEdgeService } from '../../platform/platform.js';
+import { freePort } from '../support/free-port.js';
+import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 import { principalFor, TEST_SECRET } from '../support/subgraph-harness.js';
 
 // A failure that is not the client's doing (here a real database error: a text column turned
@@ -94,6 +98,29 @@ describe('errors that are not domain errors', () => {
       extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req_forwarded_1' },
     });
     expect(loggedOriginal('req_forwarded_1', 'membership')).toBeDefined();
+  });
+
+  it("mask the gateway's own failures, such as a subgraph it cannot reach", async () => {
+    const closedPort = await freePort();
+    const identityOrm = await openIdentityStore(platform.databaseUrl);
+    const logger = createLogger('error', 'platform', { write: (line: string) => void logLines.push(JSON.parse(line)) });
+    const edge = await startEdgeService(testConfig(), identityOrm, { ...platform.subgraphUrls, membership: `http://127.0.0.1:${closedPort}/graphql` }, logger);
+    try {
+      const response = await fetch(edge.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: '{ invoices { data { id } } }' }),
+      });
+      const requestId = response.headers.get('x-request-id')!;
+      const text = await response.text();
+      for (const leak of [String(closedPort), '127.0.0.1', 'ECONNREFUSED', 'fetch']) expect(text, `the response shows ${leak}`).not.toContain(leak);
+      expect(JSON.parse(text).errors[0]).toMatchObject({ message: `Internal server error (request ${requestId})`, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
+      const original = logLines.find((line) => line.requestId === requestId && line.service === 'gateway');
+      expect(JSON.stringify(original)).toContain(String(closedPort));
+    } finally {
+      await edge.stop();
+      await identityOrm.close(true);
+    }
   });
 
   it('keep the messages of domain and validation errors', async () => {
