@@ -67,6 +67,15 @@ describe('credentials in logs', () => {
       ['/inference/gateway/v1/models', { key: secrets.unknown, headers: { 'proxy-authorization': `Basic ${secrets.cookie}` } }],
     ];
     for (const [path, init] of sent) await (await platform.request(path, init)).arrayBuffer();
+    // A subgraph redacts by itself too, whoever reaches it (its own request log, not only the relay's stripping).
+    for (const url of Object.values(platform.subgraphUrls)) {
+      const direct = new URL(url);
+      direct.search = `api_key=${q(secrets.traceroute)}&token=${q(secrets.live)}`;
+      await (await fetch(direct, { headers: { authorization: `Bearer ${secrets.admin}`, 'x-api-key': secrets.image, cookie: secrets.cookie } })).arrayBuffer();
+    }
+    expect(lines.filter((line) => line.req && line.service !== 'gateway' && String(line.req.url).includes('token=[redacted]'))).toHaveLength(
+      Object.keys(platform.subgraphUrls).length,
+    );
     // Every request was logged by the edge, and the subgraphs logged theirs (the export included).
     expect(lines.filter((line) => line.req && line.service === 'gateway')).toHaveLength(sent.length);
     const exportLines = lines.filter((line) => line.req && line.service === 'traceroute' && String(line.req.url).startsWith('/traces/export'));
