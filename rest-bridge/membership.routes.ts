@@ -1,7 +1,7 @@
 import type { BridgeRoutes } from './bridge-routes.js';
 
 /**
- * The membership platform's REST paths (../shared/specs/membership-platform-api.md), each bound
+ * The membership platform's REST paths (docs/specs/membership-platform-api.md), each bound
  * to one field of the graph. Paths are relative to the mount (/api/v1 by default).
  */
 export const membershipRoutes: BridgeRoutes = {

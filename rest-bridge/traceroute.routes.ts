@@ -1,7 +1,7 @@
 import type { BridgeRoutes } from './bridge-routes.js';
 
 /**
- * The traceroute public API's paths (../shared/specs/traceroute-public-api.md) below /v1/public.
+ * The traceroute public API's paths (docs/specs/traceroute-public-api.md) below /v1/public.
  * Query parameters are the GraphQL arguments and the bodies the GraphQL types, under the spec's
  * snake_case names (tracerouteRestName). GET /traces/export is a streaming handler of its own
  * (tracerouteStreamRoutes), mounted by the edge before this bridge.
