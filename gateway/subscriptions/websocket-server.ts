@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../platform/identity/identity.service.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
+import { internalErrorMessage } from '../../subgraphs/shared/error-masking.js';
+import { CLIENT_ERROR_CODES } from '../../subgraphs/shared/errors.js';
 import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
 import { parseBearer } from '../edge-interfaces.js';
@@ -51,18 +53,24 @@ function bearer(params: Readonly<Record<string, unknown>> | undefined): string |
 }
 
 /**
- * graphql-ws serialises errors with their toJSON, which an upstream subgraph's errors (plain
- * objects off its socket) lack: it would fail and the client would see a bare `complete`. They
- * are rebuilt with what a client may see of them (message, path, code, reason, param).
+ * What a client may see of an event's errors. graphql-ws serialises errors with their toJSON,
+ * which an upstream subgraph's errors (plain objects off its socket) lack: it would fail and the
+ * client would see a bare `complete`; so every error is rebuilt with message, path, code, reason
+ * and param. Subgraphs mask their own internal errors, but the edge's per-event fetches of other
+ * subgraphs' fields can fail here too (an unreachable service, with its address in the message):
+ * any error without a client code gets the generic message and request id, as over HTTP.
  */
-function clientErrors(result: ExecutionResult): ExecutionResult {
+function clientErrors(result: ExecutionResult, requestId: string, logger: Logger): ExecutionResult {
   if (!result.errors?.length) return result;
   return {
     ...result,
     errors: result.errors.map((error: unknown) => {
-      if (error instanceof GraphQLError) return error;
       const plain = error as { message?: unknown; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
       const { code, reason, param } = plain.extensions ?? {};
+      if (typeof code !== 'string' || !CLIENT_ERROR_CODES.has(code)) {
+        logger.error({ err: error, requestId, path: plain.path }, 'internal error in a subscription event; the client was told only the request id');
+        return new GraphQLError(internalErrorMessage(requestId), { path: plain.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
+      }
       const extensions = Object.fromEntries(Object.entries({ code, reason, param }).filter(([, value]) => value !== undefined));
       return new GraphQLError(String(plain.message), { path: plain.path, extensions });
     }),
@@ -230,7 +238,7 @@ export function serveWebSockets(options: {
                 forbid(state, expired);
                 return;
               }
-              yield clientErrors(await planned.resolveEvent(event as ExecutionResult, context, variables));
+              yield clientErrors(await planned.resolveEvent(event as ExecutionResult, context, variables), context.requestId, options.logger);
             }
           } finally {
             state.subscriptions -= 1;

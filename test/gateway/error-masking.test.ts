@@ -1,4 +1,6 @@
+import { createClient } from 'graphql-ws';
 import pg from 'pg';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRINCIPAL_HEADER, signPrincipal } from '../../subgraphs/shared/principal.js';
 import { createLogger } from '../../platform/logger.js';
@@ -6,6 +8,7 @@ import { openIdentityStore } from '../../platform/identity/index.js';
 import { startEdgeService } from '../../platform/platform.js';
 import { freePort } from '../support/free-port.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+import { probeUntil } from '../support/subscription-probe.js';
 import { principalFor, TEST_SECRET } from '../support/subgraph-harness.js';
 
 // A failure that is not the client's doing (here a real database error: a text column turned
@@ -118,6 +121,55 @@ describe('errors that are not domain errors', () => {
       const original = logLines.find((line) => line.requestId === requestId && line.service === 'gateway');
       expect(JSON.stringify(original)).toContain(String(closedPort));
     } finally {
+      await edge.stop();
+      await identityOrm.close(true);
+    }
+  });
+
+  it("mask the gateway's failures while it resolves a subscription event's fields from another subgraph", async () => {
+    const gql = async (query: string, variables: Record<string, unknown>) => {
+      const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
+      const body = (await response.json()) as { data: any; errors?: unknown[] };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return body.data;
+    };
+    const member = async (name: string) => (await gql('mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name}@example.org` })).createMember.id as string;
+    const [ann, bob] = [await member('ann'), await member('bob')];
+    const channel = (await gql('mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "masking", private: true, memberIds: $m) { id } }', { a: ann, m: [bob] }))
+      .createChatChannel.id as string;
+
+    // A second edge whose marketplace is a closed port: each event's jobPostings fetch fails at the edge.
+    const closedPort = await freePort();
+    const identityOrm = await openIdentityStore(platform.databaseUrl);
+    const logger = createLogger('error', 'platform', { write: (line: string) => void logLines.push(JSON.parse(line)) });
+    const edge = await startEdgeService(testConfig(), identityOrm, { ...platform.subgraphUrls, marketplace: `http://127.0.0.1:${closedPort}/graphql` }, logger);
+    const client = createClient({ url: edge.url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    const results: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] }[] = [];
+    const iterator = client.iterate({
+      query: 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text sender { name jobPostings { title } } } }',
+      variables: { me: bob, c: channel },
+    });
+    const done = (async () => {
+      for await (const result of iterator) results.push(result as (typeof results)[number]);
+    })();
+    try {
+      await probeUntil(
+        () => results.length > 0,
+        (attempt) => gql('mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: ann, c: channel, t: `probe ${attempt}` }),
+        'an event through the edge',
+      );
+      const text = JSON.stringify(results[0]);
+      for (const leak of [String(closedPort), '127.0.0.1', 'ECONNREFUSED', 'marketplace']) expect(text, `the event shows ${leak}`).not.toContain(leak);
+      const error = results[0].errors?.[0];
+      expect(error?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      const requestId = String(error?.extensions?.requestId);
+      expect(error?.message).toBe(`Internal server error (request ${requestId})`);
+      const original = logLines.find((line) => line.requestId === requestId && JSON.stringify(line.err ?? '').includes(String(closedPort)));
+      expect(original, 'the original error is logged under the request id').toBeDefined();
+    } finally {
+      await iterator.return?.();
+      await client.dispose();
+      await done.catch(() => undefined);
       await edge.stop();
       await identityOrm.close(true);
     }
