@@ -19,6 +19,13 @@ export class LifetimeRenewalError extends DomainError {
   }
 }
 
+/** A renewal whose period would end after 9999-12-31, the last date the API's date format carries. */
+export class RenewalOutOfRangeError extends DomainError {
+  constructor() {
+    super('CONFLICT', 'Renewing would end the membership after 9999-12-31', { reason: 'renewal_out_of_range' });
+  }
+}
+
 /** A member named by another argument (e.g. an invoice's memberId) that is not there. */
 export class MemberArgumentNotFoundError extends DomainError {
   constructor(id: string, param: string) {

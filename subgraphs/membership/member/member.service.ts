@@ -11,7 +11,7 @@ import type { MemberCategory } from '../category/member-category.entity.js';
 import { InvoiceKind } from '../finance/invoice/invoice-status.js';
 import { InvoiceService } from '../finance/invoice/invoice.service.js';
 import { Member } from './member.entity.js';
-import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError } from './member.errors.js';
+import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError, RenewalOutOfRangeError } from './member.errors.js';
 import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { pageMembers } from './member-list.js';
 import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period, type PeriodRule } from './member-period.js';
@@ -252,8 +252,12 @@ export class MemberService {
       const before = memberSnapshot(member);
       const added: Period =
         status === MemberStatus.LAPSED ? periodFrom(ruleOf(category), today()) : periodFrom(ruleOf(category), addDays(member.periodEnd, 1));
+      // Long periods renewed again and again would pass year 9999, which no date format the API
+      // speaks can carry: refuse before anything is written rather than store an unreadable date.
+      const graceEndsOn = withGrace(added, category).graceEndsOn;
+      if ([added.periodEnd, graceEndsOn].some((date) => date !== null && !isCalendarDate(date))) throw new RenewalOutOfRangeError();
       if (status === MemberStatus.LAPSED) member.periodStart = added.periodStart;
-      Object.assign(member, { periodEnd: added.periodEnd, graceEndsOn: withGrace(added, category).graceEndsOn });
+      Object.assign(member, { periodEnd: added.periodEnd, graceEndsOn });
       const invoice =
         category && category.feeAmount > 0 ? await new InvoiceService(em, this.principal).createForPeriod(member, category, added, InvoiceKind.RENEWAL) : null;
       service.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId: invoice?.id ?? null });

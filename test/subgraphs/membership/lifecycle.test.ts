@@ -299,6 +299,21 @@ describe('renewMember', () => {
     expect((await m.ok(principal, RENEW, { id: lapsed.id })).renewMember).toMatchObject({ periodStart: TODAY, periodEnd: `${Y}-12-31` });
   });
 
+  it('refuses a renewal that would end after 9999-12-31 with CONFLICT renewal_out_of_range, and the member still reads', async () => {
+    const principal = principalFor();
+    const x = await activeMember(principal, { feeAmount: 0, period: 'EVERY_N_YEARS', periodYears: 99, graceDays: 30 }, '2999-01-01');
+    let periodEnd = x.periodEnd!;
+    let refusal: unknown;
+    for (let i = 0; i < 80 && !refusal; i++) {
+      const result = await m.gql(principal, RENEW, { id: x.id });
+      if (result.errors?.length) refusal = result.errors[0].extensions;
+      else periodEnd = (result.data as { renewMember: MemberView }).renewMember.periodEnd!;
+    }
+    expect(refusal).toMatchObject({ code: 'CONFLICT', reason: 'renewal_out_of_range' });
+    expect(periodEnd > '9900-01-01').toBe(true);
+    expect((await list(principal, { limit: 100 })).data.find((listed) => listed.id === x.id)).toMatchObject({ periodEnd });
+  });
+
   it('refuses to renew a lifetime member with CONFLICT lifetime_membership', async () => {
     const principal = principalFor();
     const x = await activeMember(principal, { feeAmount: 0, period: 'LIFETIME' });
