@@ -1,25 +1,12 @@
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { NextFunction, Request, Response } from 'express';
+import { abortChunkedResponse, forwardTo } from '../platform/http-stream.js';
 import { withoutCredentialParams } from '../platform/logger.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
 
 const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
-
-/** Writes into `res` with backpressure and leaves it open, so a failure upstream decides how the body ends. */
-function forwardTo(res: Response): Writable {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      if (res.write(chunk)) done();
-      else res.once('drain', () => done());
-    },
-  });
-  res.once('close', () => {
-    if (!res.writableFinished) sink.destroy(new Error('The client closed the connection'));
-  });
-  return sink;
-}
 
 /**
  * Relays GET `<mount><path>` to the same path on a subgraph's HTTP routes, with the request's
@@ -51,8 +38,7 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
     } catch (error) {
       if (!res.headersSent) return next(error);
       req.log?.warn({ err: error }, 'relayed stream broke off');
-      if (res.socket && !res.socket.destroyed) res.socket.destroySoon();
-      else res.destroy();
+      abortChunkedResponse(res);
     }
   };
 }

@@ -1,9 +1,10 @@
-import { Transform, Writable } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, Response } from 'express';
 import { validateSync } from 'class-validator';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
+import { abortChunkedResponse, forwardTo } from '../../../platform/http-stream.js';
 import { sendApiError, tracerouteErrorFormat, type ApiError } from '../../../rest-bridge/errors.js';
 import { DomainError } from '../../shared/errors.js';
 import { traceFilter, windowOf } from '../trace/trace-filter.js';
@@ -152,33 +153,6 @@ function jsonArrayBody(): Transform & { rows: number } {
     },
   });
   return Object.defineProperty(body, 'rows', { get: () => counted.rows }) as Transform & { rows: number };
-}
-
-/**
- * Writes into `res` with backpressure, leaving it open: unlike piping into it, a failure upstream
- * does not destroy the response, so the handler still decides how the body ends.
- */
-function forwardTo(res: Response): Writable {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      if (res.write(chunk)) done();
-      else res.once('drain', () => done());
-    },
-  });
-  res.once('close', () => {
-    if (!res.writableFinished) sink.destroy(new Error('The client closed the connection'));
-  });
-  return sink;
-}
-
-/**
- * Ends a response whose body has started without HTTP/1.1's last chunk: the socket is closed once
- * what was written is flushed, so every client sees an incomplete body (curl: "transfer closed
- * with outstanding read data remaining"; fetch: "terminated") instead of a short but whole one.
- */
-export function abortChunkedResponse(res: Response): void {
-  if (res.socket && !res.socket.destroyed) res.socket.destroySoon();
-  else res.destroy();
 }
 
 /**
