@@ -68,6 +68,8 @@ export interface Edge {
   httpServer: http.Server;
   apollo: ApolloServer<EdgeContext>;
   apiSchema: GraphQLSchema;
+  /** Authenticated websockets the edge tracks now (each with its upstream clients and key re-checks). */
+  openSockets(): number;
   stop(): Promise<void>;
 }
 
@@ -262,6 +264,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     httpServer,
     apollo,
     apiSchema,
+    openSockets: websockets.openSockets,
     stop: async () => {
       // Sockets first (closed with 1001, going away), then the HTTP drain.
       await websockets.dispose();

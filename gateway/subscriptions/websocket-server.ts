@@ -101,7 +101,7 @@ export function serveWebSockets(options: {
   maxTokens: number;
   limits: SubscriptionLimits;
   logger: Logger;
-}): { dispose(): Promise<void>; activeSubscriptions(): number } {
+}): { dispose(): Promise<void>; activeSubscriptions(): number; openSockets(): number } {
   const wss = new WebSocketServer({ server: options.httpServer, path: '/graphql' });
   const sockets = new Map<WebSocket, SocketState>();
   let active = 0;
@@ -161,6 +161,9 @@ export function serveWebSockets(options: {
         }
         const result = await new IdentityService(options.identityOrm.em.fork()).authenticate(secret);
         if (!result.ok) return refuseConnection(socket, address, `Unauthorized: ${result.reason}`);
+        // A client that hung up while its key was read has had its onClose already: registering
+        // it now would keep the entry, its upstream clients and its key's re-checks for good.
+        if (socket.readyState !== socket.OPEN) return false;
         connections += 1;
         sockets.set(socket, {
           socket,
@@ -263,5 +266,6 @@ export function serveWebSockets(options: {
       await server.dispose();
     },
     activeSubscriptions: () => active,
+    openSockets: () => sockets.size,
   };
 }
