@@ -175,6 +175,8 @@ describe('createMember and createInvoice over generated input', () => {
               ],
             },
           ],
+          // Year 0000 passed the LocalDate scalar, and PostgreSQL refused it.
+          [{ memberId: 0, currency: 'EUR', lines: [{ description: '!', unitAmount: 0 }], dueOn: '0000-01-01' }],
         ],
       },
     );
@@ -191,6 +193,19 @@ describe('createMember and createInvoice over generated input', () => {
     for (const joinedOn of ['1800-01-01', '2999-12-31']) {
       expect((await request('POST', '/members', { name: 'Ada', email: `ada.${joinedOn}@example.org`, joinedOn })).status, joinedOn).toBe(201);
     }
+  });
+
+  it('refuses a date or instant outside years 0001 to 9999 with 400 naming it, storing nothing', async () => {
+    const before = await count('invoice');
+    for (const dueOn of ['0000-01-01', '0000-12-31']) {
+      const response = await request('POST', '/invoices', { memberId: memberIds[0], currency: 'EUR', lines: [{ description: 'x', unitAmount: 100 }], dueOn });
+      expect(response.status, dueOn).toBe(400);
+      expect((await response.json()).error).toMatchObject({ code: 'invalid_parameter', param: 'dueOn' });
+    }
+    expect(await count('invoice')).toBe(before);
+    const event = await request('POST', '/events', { title: 'Y0', startsAt: '0000-06-01T10:00:00Z', endsAt: '0000-06-01T12:00:00Z', timeZone: 'UTC' });
+    expect(event.status).toBe(400);
+    expect((await event.json()).error).toMatchObject({ code: 'invalid_parameter', param: 'startsAt' });
   });
 
   it('refuses lines that cancel out but each exceed what an invoice holds', async () => {

@@ -1,4 +1,4 @@
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ObjectType } from '../../shared/type-graphql.js';
 import { Attendee } from './attendee.entity.js';
 

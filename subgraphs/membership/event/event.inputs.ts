@@ -1,5 +1,5 @@
 import { IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
 import { AttendeeStatus } from './attendee-status.js';
 import { EventStatus } from './event-status.js';

@@ -1,4 +1,4 @@
-import { LocalDateResolver } from 'graphql-scalars';
+import { LocalDateResolver } from '../../shared/scalars.js';
 import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
 
 /** Registrations made on one calendar day in the event's time zone. */

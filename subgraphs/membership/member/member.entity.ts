@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
-import { DateTimeResolver, JSONObjectResolver, LocalDateResolver } from 'graphql-scalars';
+import { JSONObjectResolver } from 'graphql-scalars';
+import { DateTimeResolver, LocalDateResolver } from '../../shared/scalars.js';
 import type { Mode } from '../../shared/principal.js';
 import { MemberStatus, memberStatusOf, type MemberState } from './member-status.js';
 

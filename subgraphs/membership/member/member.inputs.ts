@@ -1,6 +1,7 @@
 import { IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
-import { JSONObjectResolver, LocalDateResolver } from 'graphql-scalars';
+import { JSONObjectResolver } from 'graphql-scalars';
+import { LocalDateResolver } from '../../shared/scalars.js';
 import { MemberStatus } from './member-status.js';
 import { MemberSort } from './member-sort.js';
 import { MAX_PAGE_SIZE } from '../../shared/pagination.js';

@@ -1,5 +1,5 @@
 import { IsOptional, Length, Max, Min } from 'class-validator';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
 
 @ArgsType()

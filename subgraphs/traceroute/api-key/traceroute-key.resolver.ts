@@ -1,4 +1,4 @@
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { KeyStoreContext } from '../../shared/key-store.context.js';
 import { CreatedTracerouteKeyType } from './created-traceroute-key.type.js';

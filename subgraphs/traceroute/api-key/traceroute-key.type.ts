@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from '../../shared/type-graphql.js';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 
 export enum TracerouteKeyState {
   ACTIVE = 'active',

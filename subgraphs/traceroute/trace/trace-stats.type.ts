@@ -1,4 +1,4 @@
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
 
 @ObjectType('TraceCount')

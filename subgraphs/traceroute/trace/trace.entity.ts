@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Opt } from '@mikro-orm/core';
 import { ArrayType } from '@mikro-orm/core';
 import { Check, Entity, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { Directive, Field, Float, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import { AnomalyComponentsType, type AnomalyData } from './anomaly-components.type.js';
 import { HopType, type HopData } from './hop.type.js';

@@ -1,5 +1,5 @@
 import { IsIP, IsOptional, Length, Matches, Max, Min } from 'class-validator';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../shared/scalars.js';
 import { ArgsType, Field, Float, Int } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
 import { TraceStatus } from './trace-status.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
 import { Check, Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { DateTimeResolver, LocalDateResolver } from 'graphql-scalars';
+import { DateTimeResolver, LocalDateResolver } from '../../../shared/scalars.js';
 import { Field, ID, Int, ObjectType } from '../../../shared/type-graphql.js';
 import type { Mode } from '../../../shared/principal.js';
 import { today } from '../../member/member-status.js';

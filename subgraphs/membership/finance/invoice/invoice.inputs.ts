@@ -1,5 +1,5 @@
 import { ArrayMaxSize, ArrayMinSize, IsOptional, Length, Matches, ValidateNested } from 'class-validator';
-import { LocalDateResolver } from 'graphql-scalars';
+import { LocalDateResolver } from '../../../shared/scalars.js';
 import { ArgsType, Field, ID, registerEnumType } from '../../../shared/type-graphql.js';
 import { InvoiceLineInput } from './invoice-line.js';
 import { InvoiceStatus } from './invoice-status.js';

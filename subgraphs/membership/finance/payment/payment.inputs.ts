@@ -1,5 +1,5 @@
 import { IsOptional, Length, Min } from 'class-validator';
-import { DateTimeResolver } from 'graphql-scalars';
+import { DateTimeResolver } from '../../../shared/scalars.js';
 import { ArgsType, Field, ID, Int } from '../../../shared/type-graphql.js';
 import { PaymentMethod } from './payment-method.js';
 import { PageArgs } from '../../../shared/page.args.js';

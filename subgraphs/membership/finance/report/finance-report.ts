@@ -1,4 +1,4 @@
-import { LocalDateResolver } from 'graphql-scalars';
+import { LocalDateResolver } from '../../../shared/scalars.js';
 import { Field, ObjectType } from '../../../shared/type-graphql.js';
 import { CurrencyReport } from './currency-report.js';
 

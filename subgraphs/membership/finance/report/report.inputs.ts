@@ -1,4 +1,4 @@
-import { LocalDateResolver } from 'graphql-scalars';
+import { LocalDateResolver } from '../../../shared/scalars.js';
 import { ArgsType, Field } from '../../../shared/type-graphql.js';
 
 @ArgsType()
