@@ -58,7 +58,7 @@ const listKeys = defineCommand({
 
 const enableKey = defineCommand({
   words: ['keys', 'enable'],
-  usage: 'keys enable <id>',
+  usage: 'keys enable <id>  (a live or test key counts against MAX_ACTIVE_KEYS_PER_ACCOUNT again)',
   options: {},
   positionals: ['id'],
   parse: (_values, [id]) => ({ id }),
@@ -67,7 +67,7 @@ const enableKey = defineCommand({
 
 const expireKey = defineCommand({
   words: ['keys', 'expire'],
-  usage: 'keys expire <id> [--at <ISO date>]  (now by default)',
+  usage: 'keys expire <id> [--at <ISO date>]  (now by default; a later date on an expired live or test key counts against the cap again)',
   options: { at: { type: 'string' } },
   positionals: ['id'],
   parse: (values, [id]) => ({ id, at: values.at === undefined ? new Date() : isoDate(values.at, '--at') }),

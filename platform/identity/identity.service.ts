@@ -47,6 +47,8 @@ export interface KeyView {
   dailyLimit: number | null;
 }
 
+type KeyDates = Pick<ApiKey, 'disabledAt' | 'expiresAt'>;
+
 export type KeyRefusalReason = 'invalid_key' | 'key_disabled' | 'key_expired';
 
 export type AuthenticationResult =
@@ -145,12 +147,9 @@ export class IdentityService {
     }
     const { id: accountId } = await this.ensureAccount(input.account);
     const secret = SECRET_PREFIX[kind] + randomBytes(24).toString('base64url');
-    // The account row is locked while its keys are counted, so concurrent creates cannot pass the cap together.
     const key = await this.em.transactional(async (em) => {
-      const account = await em.findOneOrFail(Account, accountId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (MEMBERSHIP_KINDS.includes(kind) && (await this.activeMembershipKeys(em, accountId, now)) >= this.maxActiveKeys) {
-        throw new KeyLimitReachedError(this.maxActiveKeys);
-      }
+      const account = await this.lockAccount(em, accountId);
+      if (MEMBERSHIP_KINDS.includes(kind)) await this.assertBelowCap(em, accountId, now);
       return em.create(ApiKey, {
         id: 'key_' + randomBytes(12).toString('base64url'),
         account,
@@ -167,14 +166,23 @@ export class IdentityService {
     return { ...toView(key), secret };
   }
 
-  /** Live and test keys of the account that still authenticate (not disabled or revoked, not expired). */
-  private activeMembershipKeys(em: EntityManager, accountId: string, now: Date): Promise<number> {
-    return em.count(ApiKey, {
+  /**
+   * Locks the account's row: every change that can add an active key to the account holds it
+   * while counting, so concurrent ones cannot pass the cap together.
+   */
+  private lockAccount(em: EntityManager, accountId: string): Promise<Account> {
+    return em.findOneOrFail(Account, accountId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  }
+
+  /** Refuses one more active live or test key when the account holds the most it may; call with the account locked. */
+  private async assertBelowCap(em: EntityManager, accountId: string, now: Date): Promise<void> {
+    const active = await em.count(ApiKey, {
       account: accountId,
       kind: { $in: [...MEMBERSHIP_KINDS] },
       disabledAt: null,
       $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }],
     });
+    if (active >= this.maxActiveKeys) throw new KeyLimitReachedError(this.maxActiveKeys);
   }
 
   async listKeys(filter: { account?: string; kind?: KeyKind } = {}): Promise<KeyView[]> {
@@ -210,13 +218,26 @@ export class IdentityService {
     });
   }
 
-  private async change(id: string, account: string | undefined, apply: (key: ApiKey) => void): Promise<KeyView> {
-    const key = await this.em.findOne(ApiKey, account ? { id, account: { slug: account } } : { id }, {
-      populate: ['account'],
+  /**
+   * Applies `apply` to the key's disabled and expiry dates. A change that makes a disabled or
+   * expired live or test key active again counts against the cap like a new key.
+   */
+  private async change(id: string, account: string | undefined, apply: (dates: KeyDates) => void, now = new Date()): Promise<KeyView> {
+    const found = await this.em.findOne(ApiKey, account ? { id, account: { slug: account } } : { id });
+    if (!found) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
+    const key = await this.em.transactional(async (em) => {
+      await this.lockAccount(em, found.account.id);
+      // Read again under the lock: a concurrent change of this key or a sibling has committed by now.
+      const current = await em.refresh(found);
+      if (!current) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
+      const dates: KeyDates = { disabledAt: current.disabledAt, expiresAt: current.expiresAt };
+      apply(dates);
+      if (MEMBERSHIP_KINDS.includes(current.kind) && keyRefusal(current, now) && !keyRefusal(dates, now)) {
+        await this.assertBelowCap(em, current.account.id, now);
+      }
+      Object.assign(current, dates);
+      return current;
     });
-    if (!key) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
-    apply(key);
-    await this.em.flush();
     return toView(key);
   }
 

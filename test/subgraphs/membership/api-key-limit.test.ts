@@ -65,6 +65,55 @@ describe('the cap on active keys per account', () => {
     expect(active).toHaveLength(CAP);
   });
 
+  it('refuses to make a disabled or expired key active again past the cap (enable, expire at a later date), and leaves the key as it was', async () => {
+    const account = newAccount();
+    const store = identity();
+    const disabled = await store.createKey({ account, kind: 'live' });
+    await store.disableKey(disabled.id);
+    const expired = await store.createKey({ account, kind: 'test' });
+    await store.expireKey(expired.id, new Date(Date.now() - 1000));
+    for (let i = 0; i < CAP; i++) await store.createKey({ account, kind: 'test' });
+
+    await expect(identity().enableKey(disabled.id)).rejects.toMatchObject({ extensions: { code: 'CONFLICT', reason: 'key_limit_reached' } });
+    const later = new Date(Date.now() + 3_600_000);
+    await expect(identity().expireKey(expired.id, later)).rejects.toMatchObject({ extensions: { code: 'CONFLICT', reason: 'key_limit_reached' } });
+    const stored = new Map((await identity().listKeys({ account })).map((key) => [key.id, key]));
+    expect(stored.get(disabled.id)?.disabledAt).not.toBeNull();
+    expect(new Date(stored.get(expired.id)!.expiresAt!).getTime()).toBeLessThan(Date.now());
+
+    // Changes that add no active key still pass at the cap: moving an active key's expiry, disabling one.
+    const active = [...stored.values()].find((key) => key.id !== disabled.id && key.id !== expired.id)!;
+    expect((await identity().expireKey(active.id, later)).expiresAt).toBe(later.toISOString());
+    await identity().disableKey(active.id);
+    // With a place free, the disabled key comes back, and then the cap is full again.
+    expect((await identity().enableKey(disabled.id)).disabledAt).toBeNull();
+    await expect(identity().enableKey(active.id)).rejects.toMatchObject({ extensions: { reason: 'key_limit_reached' } });
+  });
+
+  it('does not cap re-enabling keys of other kinds', async () => {
+    const account = newAccount();
+    const store = identity();
+    const traceroute = await store.createKey({ account, kind: 'traceroute' });
+    await store.disableKey(traceroute.id);
+    for (let i = 0; i < CAP; i++) await store.createKey({ account, kind: 'live' });
+    expect((await identity().enableKey(traceroute.id)).disabledAt).toBeNull();
+  });
+
+  it('holds under concurrent re-enables', async () => {
+    const account = newAccount();
+    const store = identity();
+    const ids: string[] = [];
+    for (let i = 0; i < CAP + 3; i++) {
+      const key = await store.createKey({ account, kind: 'test' });
+      await store.disableKey(key.id);
+      ids.push(key.id);
+    }
+    const results = await Promise.allSettled(ids.map((id) => identity().enableKey(id)));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(CAP);
+    const active = (await identity().listKeys({ account })).filter((key) => !key.disabledAt);
+    expect(active).toHaveLength(CAP);
+  });
+
   it('applies to keys issued straight in the key store (the CLI) too, with the default of 20', async () => {
     const account = newAccount();
     const store = new IdentityService(testbed.identityOrm.em.fork());
