@@ -20,6 +20,11 @@ import {
  */
 export type RestNamer = (coordinate: string) => string | undefined;
 
+/** `message` with every mention of the graph's parameter `param` under its REST name `rest`. */
+export function restMessage(message: string, param: string, rest: string): string {
+  return message.replace(new RegExp(`\\b${param}\\b`, 'g'), rest);
+}
+
 /** A REST view whose names differ from the graph's, and the way back to the graph. */
 export interface RenamedView {
   /** The schema sofa builds routes from, with every field and argument under its REST name. */
@@ -116,7 +121,7 @@ export function renameForRest(schema: GraphQLSchema, restName: RestNamer): Renam
     if (!rest || rest === param) return error;
     return {
       ...error,
-      message: error.message.replace(new RegExp(`\\b${param}\\b`, 'g'), rest),
+      message: restMessage(error.message, param, rest),
       extensions: { ...error.extensions, param: rest },
     };
   };

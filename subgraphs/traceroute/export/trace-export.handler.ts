@@ -6,8 +6,10 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { abortChunkedResponse, forwardTo } from '../../../platform/http-stream.js';
 import { sendApiError, tracerouteErrorFormat, type ApiError } from '../../../rest-bridge/errors.js';
+import { restMessage } from '../../../rest-bridge/rest-names.js';
+import { tracerouteRestName } from '../../../rest-bridge/traceroute.routes.js';
 import { DomainError } from '../../shared/errors.js';
-import { traceFilter, windowOf } from '../trace/trace-filter.js';
+import { traceFilterWithin, windowOf } from '../trace/trace-filter.js';
 import { TraceDirection } from '../trace/trace-direction.js';
 import { TraceStatus } from '../trace/trace-status.js';
 import { MAX_HOURS, TraceFilterArgs } from '../trace/trace.inputs.js';
@@ -31,7 +33,9 @@ export interface ExportQuery {
   format: 'json' | 'csv';
   limit: number;
   includeHops: boolean;
-  filter: TraceFilterArgs & { hours: number };
+  filter: TraceFilterArgs;
+  /** The measurement-time window, worked out (and checked) once, while the query is read. */
+  window: { since: Date; until: Date };
 }
 
 const bad = (param: string, message: string) => new DomainError('BAD_USER_INPUT', message, { param, reason: 'invalid_parameter' });
@@ -58,12 +62,6 @@ function oneOf<T extends string>(query: URLSearchParams, name: string, values: r
   return raw as T;
 }
 
-/** The filters' REST names (the spec's) by their GraphQL argument names. */
-const REST_NAME: Record<string, string> = {
-  probeCity: 'probe_city', probeCountry: 'probe_country', probeAsn: 'probe_asn', targetDomain: 'target_domain',
-  targetIp: 'target_ip', targetCity: 'target_city', minAnomaly: 'min_anomaly',
-};
-
 /**
  * Reads and checks the export's query parameters (the spec's plus the search filters), all of
  * them before the first byte is sent: control characters anywhere, each value's type, and the
@@ -80,9 +78,8 @@ export function parseExportQuery(query: URLSearchParams): ExportQuery {
   }
   const includeHops = oneOf(query, 'include_hops', ['true', 'false'] as const);
   const probeAsn = query.get('probe_asn');
-  if (probeAsn !== null && !(/^\d{1,10}$/.test(probeAsn) && Number(probeAsn) <= 2 ** 31 - 1)) {
-    throw bad('probe_asn', `probe_asn must be an integer from 0 to ${2 ** 31 - 1}, got "${probeAsn}"`);
-  }
+  // Its range is TraceFilterArgs' rule, checked below with the other filters.
+  if (probeAsn !== null && !/^\d+$/.test(probeAsn)) throw bad('probe_asn', `probe_asn must be an integer, got "${probeAsn}"`);
   const filter = Object.assign(new TraceFilterArgs(), {
     direction: oneOf(query, 'direction', Object.values(TraceDirection)),
     status: oneOf(query, 'status', Object.values(TraceStatus)),
@@ -98,24 +95,26 @@ export function parseExportQuery(query: URLSearchParams): ExportQuery {
   });
   const [problem] = validateSync(filter, { forbidUnknownValues: false });
   if (problem) {
-    const name = REST_NAME[problem.property] ?? problem.property;
-    const message = Object.values(problem.constraints ?? {})[0] ?? 'is not valid';
-    throw bad(name, message.replace(new RegExp(`^${problem.property}\\b`), name));
+    // The export's parameters are the search's (GET /traces), under the same REST names.
+    const name = tracerouteRestName(`Query.traces(${problem.property}:)`) ?? problem.property;
+    const message = Object.values(problem.constraints ?? {})[0] ?? `${problem.property} is not valid`;
+    throw bad(name, restMessage(message, problem.property, name));
   }
   const hours = integer(query, 'hours', 1, MAX_HOURS, DEFAULT_EXPORT_HOURS);
-  // The window's own rule (since before until), checked now rather than when COPY is built.
-  windowOf({ ...filter, hours }, DEFAULT_EXPORT_HOURS);
+  // The window's own rules (since before until, dates PostgreSQL takes), checked now rather than when COPY is built.
+  const window = windowOf({ ...filter, hours }, DEFAULT_EXPORT_HOURS);
   return {
     format: oneOf(query, 'format', ['json', 'csv'] as const) ?? 'json',
     limit: integer(query, 'limit', 1, MAX_EXPORT_LIMIT, DEFAULT_EXPORT_LIMIT),
     includeHops: includeHops === null ? true : includeHops === 'true',
-    filter: Object.assign(filter, { hours }),
+    filter,
+    window,
   };
 }
 
 /** The export's SELECT with its values inlined as literals: COPY takes no bind parameters. */
 export function exportSql(query: ExportQuery): string {
-  const filter = traceFilter(query.filter, DEFAULT_EXPORT_HOURS);
+  const filter = traceFilterWithin(query.filter, query.window);
   let i = 0;
   const where = filter.where.replace(/\?/g, () => {
     const value = filter.params[i++];

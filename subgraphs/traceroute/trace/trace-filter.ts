@@ -39,7 +39,12 @@ export function windowOf(args: { since?: Date | null; until?: Date | null; hours
 
 /** The spec's filters as SQL on the trace row's own columns (each has its index). */
 export function traceFilter(args: TraceFilterArgs & { hours?: number | null }, defaultHours: number, alias = 't'): SqlFilter {
-  const { since, until } = windowOf(args, defaultHours);
+  return traceFilterWithin(args, windowOf(args, defaultHours), alias);
+}
+
+/** traceFilter for a window already worked out (windowOf), so its checks run once. */
+export function traceFilterWithin(args: TraceFilterArgs, window: { since: Date; until: Date }, alias = 't'): SqlFilter {
+  const { since, until } = window;
   const conditions = [`${alias}.measured_at >= ?`, `${alias}.measured_at < ?`];
   const params: unknown[] = [since, until];
   const add = (sql: string, value: unknown) => {

@@ -10,6 +10,8 @@ export const DEFAULT_SEARCH_HOURS = 168;
 export const MAX_HOURS = 720;
 /** page × limit past this is refused: deep offsets cost a scan of every skipped row; the cursor does not. */
 export const MAX_OFFSET = 10_000;
+/** The largest ASN a filter takes: the column is a PostgreSQL integer, as GraphQL's Int is 32-bit. */
+export const MAX_ASN = 2 ** 31 - 1;
 
 /** The filters the search, the export and the stats share: the spec's, camelCase (REST keeps the spec's snake_case). */
 @ArgsType()
@@ -30,6 +32,7 @@ export class TraceFilterArgs {
   @Field(() => Int, { nullable: true })
   @IsOptional()
   @Min(0)
+  @Max(MAX_ASN)
   probeAsn?: number | null;
 
   @Field(() => String, { nullable: true, description: 'Part of the target domain (case-insensitive).' })

@@ -126,6 +126,22 @@ describe('GET /v1/public/traces/export', () => {
     expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param: decodeURIComponent(param), request_id: 'req_test' });
   });
 
+  it.each([
+    ['probe_asn', 'probe_asn=2147483648', 'probe_asn must not be greater than 2147483647'],
+    ['probe_country', 'probe_country=PAK', 'probe_country must be a two-letter country code'],
+    ['min_anomaly', 'min_anomaly=1.5', 'min_anomaly must be a number from 0.0 to 1.0, got "1.5"'],
+  ])("refuses %s by the search's own rule (TraceFilterArgs), named in the message as REST names it", async (param, query, message) => {
+    const response = await fetch(`${base}?${query}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param, message });
+  });
+
+  it('takes the largest ASN the search takes', async () => {
+    const response = await fetch(`${base}?format=csv&probe_asn=2147483647`);
+    expect(response.status).toBe(200);
+    expect(parseCsv(await response.text())).toHaveLength(1);
+  });
+
   it('ends a body that fails after its first byte detectably: a trailing error record and no last chunk', async () => {
     // A lock the export waits on, so its backend can be ended after `{"data":[` went out.
     const blocker = new pg.Client({ connectionString: db.url });
