@@ -1,3 +1,4 @@
+import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS } from '../subgraphs/traceroute/trace/trace-limits.js';
 import type { OpenApiDocument, OpenApiExtras, SchemaObject } from './openapi.js';
 
 /** The membership API's error body (rest-bridge/errors.ts, membershipErrorFormat). */
@@ -71,8 +72,12 @@ function traceExport(document: OpenApiDocument): void {
       parameters: [
         query('format', { type: 'string', enum: ['json', 'csv'], default: 'json' }, 'json (default) or csv.'),
         ...filters,
-        query('hours', { type: 'integer', minimum: 1, maximum: 720, default: 24 }, 'The last N hours; default 24.'),
-        query('limit', { type: 'integer', minimum: 1, maximum: 10000, default: 1000 }, 'Maximum traces; default 1000, maximum 10000.'),
+        query('hours', { type: 'integer', minimum: 1, maximum: MAX_HOURS, default: DEFAULT_EXPORT_HOURS }, `The last N hours; default ${DEFAULT_EXPORT_HOURS}.`),
+        query(
+          'limit',
+          { type: 'integer', minimum: 1, maximum: MAX_EXPORT_LIMIT, default: DEFAULT_EXPORT_LIMIT },
+          `Maximum traces; default ${DEFAULT_EXPORT_LIMIT}, maximum ${MAX_EXPORT_LIMIT}.`,
+        ),
         query('include_hops', { type: 'boolean', default: true }, 'Include hop details; default true.'),
       ],
       responses: {

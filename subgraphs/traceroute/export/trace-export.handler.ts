@@ -12,11 +12,8 @@ import { DomainError } from '../../shared/errors.js';
 import { traceFilterWithin, windowOf } from '../trace/trace-filter.js';
 import { TraceDirection } from '../trace/trace-direction.js';
 import { TraceStatus } from '../trace/trace-status.js';
-import { MAX_HOURS, TraceFilterArgs } from '../trace/trace.inputs.js';
-
-export const DEFAULT_EXPORT_LIMIT = 1000;
-export const MAX_EXPORT_LIMIT = 10_000;
-export const DEFAULT_EXPORT_HOURS = 24;
+import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS } from '../trace/trace-limits.js';
+import { TraceFilterArgs } from '../trace/trace.inputs.js';
 
 /** The CSV columns, in order; `hops` (the hop list as JSON text) only with include_hops. */
 export const CSV_COLUMNS: [string, string][] = [

@@ -1,5 +1,6 @@
 import { DomainError } from '../../shared/errors.js';
-import { MAX_HOURS, type TraceFilterArgs } from './trace.inputs.js';
+import { MAX_HOURS } from './trace-limits.js';
+import type { TraceFilterArgs } from './trace.inputs.js';
 
 /** A WHERE clause with `?` placeholders and its values. */
 export interface SqlFilter {

@@ -2,16 +2,8 @@ import { IsIP, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { ArgsType, Field, Float, Int } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
+import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_ASN, MAX_HOURS, MAX_OFFSET, MAX_TRACE_PAGE_SIZE } from './trace-limits.js';
 import { TraceStatus } from './trace-status.js';
-
-export const DEFAULT_TRACE_PAGE_SIZE = 50;
-export const MAX_TRACE_PAGE_SIZE = 200;
-export const DEFAULT_SEARCH_HOURS = 168;
-export const MAX_HOURS = 720;
-/** page × limit past this is refused: deep offsets cost a scan of every skipped row; the cursor does not. */
-export const MAX_OFFSET = 10_000;
-/** The largest ASN a filter takes: the column is a PostgreSQL integer, as GraphQL's Int is 32-bit. */
-export const MAX_ASN = 2 ** 31 - 1;
 
 /** The filters the search, the export and the stats share: the spec's, camelCase (REST keeps the spec's snake_case). */
 @ArgsType()

@@ -8,7 +8,8 @@ import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
 import { timeOfUuidV7 } from '../ingest/uuid-v7.js';
 import { Trace } from './trace.entity.js';
 import { traceFilter, windowOf } from './trace-filter.js';
-import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET, type TracesArgs, type TraceStatsArgs } from './trace.inputs.js';
+import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET } from './trace-limits.js';
+import type { TracesArgs, TraceStatsArgs } from './trace.inputs.js';
 import type { TracePage } from './trace-page.js';
 import type { TraceStatsType } from './trace-stats.type.js';
 
