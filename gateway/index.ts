@@ -113,7 +113,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // Depth, cost, aliases, tokens and directives capped; field suggestions hidden unless introspection is on.
   const armor = graphqlArmor({ ...DEFAULT_ABUSE_LIMITS, blockFieldSuggestions: !options.introspection });
   // The gateway's own failures (a subgraph unreachable, a plan that failed) are masked like a
-  // subgraph's; errors relayed from subgraphs arrive masked already.
+  // subgraph's; errors relayed from subgraphs arrive masked already and pass as they are.
   const masking = errorMasking<EdgeContext>({ logger: options.logger, requestIdOf: (context) => context.requestId });
   const apollo = new ApolloServer<EdgeContext>({
     gateway,

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../platform/identity/identity.service.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
-import { internalErrorMessage } from '../../subgraphs/shared/error-masking.js';
+import { internalErrorMessage, isMasked } from '../../subgraphs/shared/error-masking.js';
 import { CLIENT_ERROR_CODES } from '../../subgraphs/shared/errors.js';
 import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
@@ -67,6 +67,8 @@ function clientErrors(result: ExecutionResult, requestId: string, logger: Logger
     errors: result.errors.map((error: unknown) => {
       const plain = error as { message?: unknown; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
       const { code, reason, param } = plain.extensions ?? {};
+      // A subgraph's own internal error arrives masked under this operation's request id, its original logged there.
+      if (isMasked(plain)) return new GraphQLError(String(plain.message), { path: plain.path, extensions: { code, requestId: plain.extensions!.requestId } });
       if (typeof code !== 'string' || !CLIENT_ERROR_CODES.has(code)) {
         logger.error({ err: error, requestId, path: plain.path }, 'internal error in a subscription event; the client was told only the request id');
         return new GraphQLError(internalErrorMessage(requestId), { path: plain.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
@@ -229,6 +231,8 @@ export function serveWebSockets(options: {
           query: planned.primary.operation,
           variables: sent,
           operationName: planned.primary.operationName,
+          // The subgraph logs and masks its own internal errors under the edge's request id.
+          extensions: { requestId: context.requestId },
         });
         state.subscriptions += 1;
         active += 1;

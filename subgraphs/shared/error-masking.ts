@@ -15,6 +15,15 @@ function isClientError(code: unknown): boolean {
 }
 
 /**
+ * An error masked already, by a subgraph or by an earlier step: its original is in the log under
+ * its request id, so it is passed on as it is, neither masked nor logged again.
+ */
+export function isMasked(error: { message?: unknown; extensions?: Readonly<Record<string, unknown>> }): boolean {
+  const { code, requestId } = error.extensions ?? {};
+  return code === 'INTERNAL_SERVER_ERROR' && typeof requestId === 'string' && error.message === internalErrorMessage(requestId);
+}
+
+/**
  * Keeps the message of errors the client caused (domain errors and GraphQL's own validation and
  * coercion errors, by their code) and replaces any other, whose message may carry SQL, values or
  * addresses, with a generic one naming the request id; the original goes to the log under that id.
@@ -24,7 +33,8 @@ function isClientError(code: unknown): boolean {
  */
 export function errorMasking<C>(options: { logger: Logger; requestIdOf: (context: C) => string | undefined }): {
   plugin: ApolloServerPlugin<C & object>;
-  formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  /** `requestId` is for errors Apollo's plugin never saw (a websocket event's): the caller knows the id. */
+  formatError: (formatted: GraphQLFormattedError, error: unknown, requestId?: string) => GraphQLFormattedError;
 } {
   const requestIds = new WeakMap<object, string>();
   return {
@@ -38,9 +48,9 @@ export function errorMasking<C>(options: { logger: Logger; requestIdOf: (context
         };
       },
     },
-    formatError: (formatted, error) => {
-      if (isClientError(formatted.extensions?.code)) return formatted;
-      const requestId = (error !== null && typeof error === 'object' && requestIds.get(error)) || `req_${randomUUID()}`;
+    formatError: (formatted, error, knownRequestId) => {
+      if (isClientError(formatted.extensions?.code) || isMasked(formatted)) return formatted;
+      const requestId = (error !== null && typeof error === 'object' && requestIds.get(error)) || knownRequestId || `req_${randomUUID()}`;
       options.logger.error({ err: unwrapResolverError(error), requestId, path: formatted.path }, 'internal error; the client was told only the request id');
       return {
         message: internalErrorMessage(requestId),

@@ -51,6 +51,14 @@ function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormat
   return error instanceof GraphQLError ? error.toJSON() : error;
 }
 
+const FORWARDED_REQUEST_ID = /^[\w.:-]{1,160}$/;
+
+/** The request id the edge put in a websocket operation's extensions, when it is one. */
+function forwardedRequestId(extensions: Readonly<Record<string, unknown>> | null | undefined): string | undefined {
+  const requestId = extensions?.requestId;
+  return typeof requestId === 'string' && FORWARDED_REQUEST_ID.test(requestId) ? requestId : undefined;
+}
+
 /** Serves a subgraph at /graphql (and /health) on `host` (loopback unless told otherwise). */
 export async function serveSubgraph(
   subgraph: Subgraph,
@@ -133,10 +141,16 @@ export async function serveSubgraph(
           return false;
         }
       },
-      context: (ctx) => subgraph.contextFor(principals.get(ctx.extra.socket)!),
+      // The edge sends its request id for the operation in the payload's extensions, as it sends
+      // X-Request-Id over HTTP: an event's internal error is logged here and answered under it.
+      context: (ctx, _id, payload) =>
+        Object.assign(subgraph.contextFor(principals.get(ctx.extra.socket)!), { requestId: forwardedRequestId(payload.extensions) ?? `req_${randomUUID()}` }),
       // Events carry errors too; they leave masked like those of HTTP responses.
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error)) } : result,
+      onNext: (_ctx, _id, _payload, args, result) => {
+        if (!result.errors) return result;
+        const requestId = (args.contextValue as SubgraphContext).requestId;
+        return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) };
+      },
     },
     wsServer,
   );

@@ -175,6 +175,62 @@ describe('errors that are not domain errors', () => {
     }
   });
 
+  it("reach a subscriber masked once, by the subgraph that failed, under the edge's request id for the operation", async () => {
+    const gql = async (query: string, variables: Record<string, unknown>) => {
+      const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
+      const body = (await response.json()) as { data: any; errors?: unknown[] };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return body.data;
+    };
+    const member = async (name: string) => (await gql('mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name}@example.org` })).createMember.id as string;
+    const [cy, di] = [await member('cy'), await member('di')];
+    const channel = (await gql('mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "masked-in-subgraph", private: true, memberIds: $m) { id } }', { a: cy, m: [di] }))
+      .createChatChannel.id as string;
+    // Each event's revisions are read in the membership subgraph, from a column that is gone.
+    await db.query('alter table "membership"."chat_message_revision" rename column "message_id" to "message_id_gone"');
+
+    const client = createClient({ url: platform.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    const results: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] }[] = [];
+    const iterator = client.iterate({
+      query: 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text revisions { text } } }',
+      variables: { me: di, c: channel },
+    });
+    const done = (async () => {
+      for await (const result of iterator) results.push(result as (typeof results)[number]);
+    })();
+    try {
+      await probeUntil(
+        () => results.length > 0,
+        (attempt) => gql('mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: cy, c: channel, t: `probe ${attempt}` }),
+        'an event through the edge',
+      );
+      const text = JSON.stringify(results[0]);
+      for (const leak of ['message_id_gone', 'does not exist', 'select', '"membership"']) expect(text, `the event shows ${leak}`).not.toContain(leak);
+      const error = results[0].errors?.[0];
+      expect(error?.extensions?.code, text).toBe('INTERNAL_SERVER_ERROR');
+      const requestId = String(error?.extensions?.requestId);
+      expect(requestId).toMatch(/^ws_/);
+      expect(error?.message).toBe(`Internal server error (request ${requestId})`);
+      const original = logLines.find((line) => line.requestId === requestId && line.service === 'membership' && JSON.stringify(line.err ?? '').includes('message_id does not exist'));
+      expect(original, `the original error is logged under ${requestId}: ${JSON.stringify(logLines.slice(-4))}`).toBeDefined();
+      const maskings = logLines.filter((line) => line.requestId === requestId && String(line.msg).startsWith('internal error'));
+      expect(maskings, 'one log line per masked error').toHaveLength(1);
+    } finally {
+      await iterator.return?.();
+      await client.dispose();
+      await done.catch(() => undefined);
+      await db.query('alter table "membership"."chat_message_revision" rename column "message_id_gone" to "message_id"');
+    }
+  });
+
+  it('log an error a subgraph masked once: the edge passes it on as it is', async () => {
+    const response = await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId, description: SECRET } } });
+    const requestId = response.headers.get('x-request-id')!;
+    expect((await response.json()).errors[0].extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR', requestId });
+    const maskings = logLines.filter((line) => line.requestId === requestId && String(line.msg).startsWith('internal error'));
+    expect(maskings.map((line) => line.service)).toEqual(['membership']);
+  });
+
   it('keep the messages of domain and validation errors', async () => {
     const notFound = await (await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId: '00000000-0000-4000-8000-000000000000' } } })).json();
     expect(notFound.errors[0]).toMatchObject({ message: expect.stringContaining('No member with id'), extensions: { code: 'NOT_FOUND' } });
