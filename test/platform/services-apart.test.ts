@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -10,31 +9,15 @@ import { IdentityService } from '../../platform/identity/identity.service.js';
 import { openIdentityStore } from '../../platform/identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
+import { spawnService, TSX, type ServiceProcess } from '../support/service-process.js';
 import { TEST_SECRET } from '../support/subgraph-harness.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
-
-interface Service {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
 /** Runs a service's own entry (`npx tsx <entry>`), as a deployment on its own machine would. */
-function run(entry: string, env: NodeJS.ProcessEnv): Service {
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), [entry], {
-    cwd: root,
-    env: { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+function run(entry: string, env: NodeJS.ProcessEnv): ServiceProcess {
+  return spawnService(TSX, [entry], env);
 }
 
-async function waitUntilUp(service: Service, what: string, timeoutMs = 60_000): Promise<void> {
+async function waitUntilUp(service: ServiceProcess, what: string, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void service.exited.then((code) => (exitCode = code));
@@ -45,7 +28,7 @@ async function waitUntilUp(service: Service, what: string, timeoutMs = 60_000): 
   }
 }
 
-async function stop(service: Service | undefined): Promise<void> {
+async function stop(service: ServiceProcess | undefined): Promise<void> {
   if (!service || service.child.exitCode !== null) return;
   service.child.kill('SIGTERM');
   await service.exited;
@@ -96,8 +79,8 @@ describe('a subgraph on its own address, the edge apart pointed at it by URL', (
   let dataDir: string;
   let database: { url: string; drop(): Promise<void> };
   let identityOrm: MikroORM | undefined;
-  let subgraph: Service | undefined;
-  let gateway: Service | undefined;
+  let subgraph: ServiceProcess | undefined;
+  let gateway: ServiceProcess | undefined;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'services-apart-'));

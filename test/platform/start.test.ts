@@ -1,32 +1,22 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portIsFree } from '../../platform/database.js';
 import { freePort } from '../support/free-port.js';
+import { PROJECT_ROOT, spawnService, TSX, type ServiceProcess } from '../support/service-process.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 let port: number;
 
 /** Runs `npm start` the way a user does; resolves with the process once it says it is up. */
-function start(how: 'npm' | 'script' = 'npm'): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function start(how: 'npm' | 'script' = 'npm'): ServiceProcess {
   // `script` runs what `npm start` runs, without npm in between, so its own exit code is seen.
-  const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [path.join(root, 'node_modules/.bin/tsx'), ['platform/start.ts']];
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A process group of its own, so a signal reaches it as a terminal's Ctrl-C would.
-    detached: true,
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [TSX, ['platform/start.ts']];
+  // A process group of its own: the test signals the group, as a terminal's Ctrl-C would.
+  return spawnService(command, args, env, { detached: true });
 }
 
 async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
@@ -75,9 +65,9 @@ describe('npm start on the embedded database', () => {
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 
     // A key from the command-line tool, used while the platform runs, and a member made with it.
-    const cli = spawnSync(path.join(root, 'node_modules/.bin/tsx'), ['cli/main.ts', 'keys', 'create', '--kind', 'live', '--account', 'acme'], {
-      cwd: root,
-      env: { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH}` },
+    const cli = spawnSync(TSX, ['cli/main.ts', 'keys', 'create', '--kind', 'live', '--account', 'acme'], {
+      cwd: PROJECT_ROOT,
+      env: { ...env, PATH: `${path.join(PROJECT_ROOT, 'node_modules/.bin')}:${env.PATH}` },
       encoding: 'utf8',
     });
     expect(cli.status, cli.stderr).toBe(0);

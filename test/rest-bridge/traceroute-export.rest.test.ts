@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import pg from 'pg';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportCutMidStream } from '../support/cut-export.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../fixtures/traceroute/ripe-atlas-traceroutes.jsonl');
@@ -61,35 +60,13 @@ describe('GET /v1/public/traces/export through the edge', () => {
   });
 
   it('passes a failure after the first byte on to the client: the trailing error record, then no last chunk', async () => {
-    const blocker = new pg.Client({ connectionString: platform.databaseUrl });
-    await blocker.connect();
-    try {
-      // The export waits on this lock after `{"data":[` went out; its backend is then ended.
-      await blocker.query('begin');
-      await blocker.query('lock table "traceroute"."trace" in access exclusive mode');
-      const answer = new Promise<{ status: number; body: string; complete: boolean }>((resolve, reject) => {
-        http.get(`${platform.baseUrl}/v1/public/traces/export?since=2000-01-01T00:00:00Z`, { headers: { 'x-api-key': key, 'x-request-id': 'export-cut' } }, (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (body += chunk));
-          res.on('close', () => resolve({ status: res.statusCode!, body, complete: res.complete }));
-        }).on('error', reject);
-      });
-      let terminated = false;
-      for (let i = 0; i < 100 && !terminated; i++) {
-        const rows = await blocker.query(`select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'copy (select%' and wait_event_type = 'Lock'`);
-        terminated = rows.rows.some((r) => r.done);
-        if (!terminated) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(terminated).toBe(true);
-      const { status, body, complete } = await answer;
-      expect(status).toBe(200);
-      expect(complete).toBe(false);
-      expect(JSON.parse(body.slice('{"data":['.length))).toMatchObject({ error: 'export_failed', request_id: 'export-cut' });
-    } finally {
-      await blocker.query('rollback');
-      await blocker.end();
-    }
+    const { status, body, complete } = await exportCutMidStream(platform.databaseUrl, `${platform.baseUrl}/v1/public/traces/export?since=2000-01-01T00:00:00Z`, {
+      'x-api-key': key,
+      'x-request-id': 'export-cut',
+    });
+    expect(status).toBe(200);
+    expect(complete).toBe(false);
+    expect(JSON.parse(body.slice('{"data":['.length))).toMatchObject({ error: 'export_failed', request_id: 'export-cut' });
     const after = await platform.request('/v1/public/traces/export?format=csv&since=2000-01-01T00:00:00Z', { headers: { 'x-api-key': key } });
     expect(after.status).toBe(200);
     expect((await after.text()).trim().split('\n')).toHaveLength(stored + 1);

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdentityStore } from '../../../platform/identity/index.js';
@@ -11,6 +10,7 @@ import { createTraceExportHandler, CSV_COLUMNS } from '../../../subgraphs/tracer
 import { createTracerouteSubgraph } from '../../../subgraphs/traceroute/index.js';
 import { SyntheticTraceGenerator } from '../../../subgraphs/traceroute/ingest/synthetic-generator.js';
 import { TraceImporter } from '../../../subgraphs/traceroute/ingest/trace-importer.js';
+import { exportCutMidStream } from '../../support/cut-export.js';
 import { createTestDatabase } from '../../support/database.js';
 import { TEST_SECRET } from '../../support/subgraph-harness.js';
 
@@ -143,44 +143,16 @@ describe('GET /v1/public/traces/export', () => {
   });
 
   it('ends a body that fails after its first byte detectably: a trailing error record and no last chunk', async () => {
-    // A lock the export waits on, so its backend can be ended after `{"data":[` went out.
-    const blocker = new pg.Client({ connectionString: db.url });
-    await blocker.connect();
-    try {
-      await blocker.query('begin');
-      await blocker.query('lock table "traceroute"."trace" in access exclusive mode');
-      const answer = new Promise<{ status: number; body: string; complete: boolean }>((resolve, reject) => {
-        http.get(`${base}?hours=48`, (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (body += chunk));
-          // An aborted chunked body ends with 'aborted' then 'close' and never 'end'.
-          res.on('close', () => resolve({ status: res.statusCode!, body, complete: res.complete }));
-        }).on('error', reject);
-      });
-      let terminated = false;
-      for (let i = 0; i < 100 && !terminated; i++) {
-        const rows = await blocker.query(
-          `select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'copy (select%' and wait_event_type = 'Lock'`,
-        );
-        terminated = rows.rows.some((r) => r.done);
-        if (!terminated) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(terminated).toBe(true);
-      const { status, body, complete } = await answer;
-      expect(status).toBe(200);
-      expect(complete).toBe(false);
-      expect(body.startsWith('{"data":[')).toBe(true);
-      expect(() => JSON.parse(body)).toThrow();
-      expect(JSON.parse(body.slice('{"data":['.length))).toEqual({
-        error: 'export_failed',
-        message: 'The export failed after 0 traces; this body is incomplete',
-        request_id: 'req_test',
-      });
-    } finally {
-      await blocker.query('rollback');
-      await blocker.end();
-    }
+    const { status, body, complete } = await exportCutMidStream(db.url, `${base}?hours=48`);
+    expect(status).toBe(200);
+    expect(complete).toBe(false);
+    expect(body.startsWith('{"data":[')).toBe(true);
+    expect(() => JSON.parse(body)).toThrow();
+    expect(JSON.parse(body.slice('{"data":['.length))).toEqual({
+      error: 'export_failed',
+      message: 'The export failed after 0 traces; this body is incomplete',
+      request_id: 'req_test',
+    });
     // The pool recovers: the next export is whole.
     const after = await fetch(`${base}?format=csv&limit=3`);
     expect(after.status).toBe(200);
