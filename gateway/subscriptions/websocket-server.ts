@@ -129,8 +129,8 @@ export function serveWebSockets(options: {
       for (const state of open) {
         const fresh = keys.get(state.key.id);
         const reason = keyRefusal(fresh, now);
-        if (reason) forbid(state, reason);
-        else state.key = fresh!;
+        if (!fresh || reason) forbid(state, reason ?? 'invalid_key');
+        else state.key = fresh;
       }
     } catch (error) {
       options.logger.warn({ err: error }, 'could not check the keys of open websockets again');

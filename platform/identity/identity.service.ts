@@ -251,8 +251,9 @@ export class IdentityService {
   /** Looks a presented secret up by its hash: one indexed read per request. */
   async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
     const key = await this.em.findOne(ApiKey, { secretHash: hashSecret(secret) }, { populate: ['account'] });
+    if (!key) return { ok: false, reason: 'invalid_key' };
     const refusal = keyRefusal(key, now);
-    if (refusal || !key) return { ok: false, reason: refusal ?? 'invalid_key' };
+    if (refusal) return { ok: false, reason: refusal };
     return {
       ok: true,
       key,

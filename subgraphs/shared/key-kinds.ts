@@ -25,7 +25,8 @@ export class WrongKeyKindError extends DomainError {
 /**
  * Makes every root Query, Mutation and Subscription field of `schema` refuse a principal whose
  * key kind is not in `serves`, whatever the edge let through (defence in depth). Subscriptions
- * are checked when they start and again on each event. Changes `schema` in place and returns it.
+ * are checked once, when they start: an operation's principal cannot change while it runs.
+ * Changes `schema` in place and returns it.
  */
 export function enforceKeyKinds(schema: GraphQLSchema, subgraph: string, serves: readonly KeyKind[]): GraphQLSchema {
   const check = (context: unknown): void => {
@@ -37,12 +38,14 @@ export function enforceKeyKinds(schema: GraphQLSchema, subgraph: string, serves:
       check(context);
       return inner(source, args, context, info);
     };
-  for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
     for (const field of Object.values(root?.getFields() ?? {})) {
       if (FEDERATION_FIELDS.has(field.name)) continue;
       field.resolve = guarded(field.resolve ?? defaultFieldResolver);
-      if (field.subscribe) field.subscribe = guarded(field.subscribe);
     }
+  }
+  for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {})) {
+    field.subscribe = guarded(field.subscribe ?? defaultFieldResolver);
   }
   return schema;
 }

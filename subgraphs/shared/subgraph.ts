@@ -32,9 +32,9 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
   close(): Promise<void>;
 }
 
-/** Refused principals, answered by Apollo Server with the status in `http`. */
-function refusal(message: string, code: 'UNAUTHENTICATED', status: 401, reason?: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, ...(reason ? { reason } : {}), http: { status } } });
+/** A principal without a valid signature: Apollo Server answers 401 (the status in `http`). */
+function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
 }
 
 /**
@@ -54,7 +54,7 @@ export function contextFactory<C extends SubgraphContext = SubgraphContext>(
     try {
       return verifyPrincipal(principalHeader, internalSecret);
     } catch (error) {
-      if (error instanceof UnauthenticatedError) throw refusal(error.message, 'UNAUTHENTICATED', 401);
+      if (error instanceof UnauthenticatedError) throw unauthenticated(error.message);
       throw error;
     }
   };

@@ -1,6 +1,8 @@
+import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, subscribe, type ExecutionResult } from 'graphql';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInferenceSubgraph } from '../../../subgraphs/inference/index.js';
+import { enforceKeyKinds } from '../../../subgraphs/shared/key-kinds.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../../../subgraphs/shared/principal.js';
 import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/server.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
@@ -53,5 +55,53 @@ describe('a subgraph refuses the key kinds it does not serve, whatever the edge 
     } finally {
       await served.stop();
     }
+  });
+});
+
+describe('subscriptions', () => {
+  /** A Subscription field `ticks` that yields one event per call of `emit`. */
+  function tickSchema() {
+    const queue: number[] = [];
+    let wake: (() => void) | undefined;
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLInt, resolve: () => 1 } } }),
+      subscription: new GraphQLObjectType({
+        name: 'Subscription',
+        fields: {
+          ticks: {
+            type: GraphQLInt,
+            subscribe: async function* () {
+              for (;;) {
+                while (!queue.length) await new Promise<void>((resolve) => (wake = resolve));
+                yield queue.shift();
+              }
+            },
+            resolve: (tick: number) => tick,
+          },
+        },
+      }),
+    });
+    return { schema: enforceKeyKinds(schema, 'ticking', ['text']), emit: (tick: number) => (queue.push(tick), wake?.()) };
+  }
+
+  it('refuses a kind it does not serve when the subscription starts', async () => {
+    const { schema } = tickSchema();
+    const result = (await subscribe({ schema, document: parse('subscription { ticks }'), contextValue: { principal: principalFor(undefined, 'live') } })) as ExecutionResult;
+    expect(result.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
+  });
+
+  it('checks the kind once, when the subscription starts, not again on each event', async () => {
+    const { schema, emit } = tickSchema();
+    const principal = { ...principalFor(undefined, 'text') };
+    let kindReads = 0;
+    const counted = new Proxy(principal, { get: (target, property) => (property === 'kind' && kindReads++, Reflect.get(target, property)) });
+    const events = (await subscribe({ schema, document: parse('subscription { ticks }'), contextValue: { principal: counted } })) as AsyncGenerator<ExecutionResult>;
+    expect(kindReads).toBe(1);
+    for (const tick of [1, 2, 3]) {
+      emit(tick);
+      expect((await events.next()).value).toEqual({ data: { ticks: tick } });
+    }
+    expect(kindReads).toBe(1);
+    await events.return(undefined);
   });
 });
