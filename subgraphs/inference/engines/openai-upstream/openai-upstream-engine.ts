@@ -1,0 +1,401 @@
+import type { Logger } from 'pino';
+import { Pool, type Dispatcher } from 'undici';
+import type {
+  EngineHealth,
+  EngineModel,
+  FinishReason,
+  GenerationEvent,
+  GenerationInput,
+  GenerationRequest,
+  ModelStatus,
+  TextEngine,
+  TokenizeResult,
+  Usage,
+} from '../../engine/text-engine.js';
+import { EngineError } from '../../engine/text-engine.js';
+import { readSseEvents } from './sse-events.js';
+import { engineErrorFor, engineErrorForConnection, isErrorPayload, readFailure } from './upstream-errors.js';
+import { acceptsImageUrls, guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
+
+export interface UpstreamTimeouts {
+  /** Opening the TCP (and TLS) connection. */
+  connectMs: number;
+  /** From sending a generation until its first body byte (queueing and prompt processing). */
+  firstByteMs: number;
+  /** A whole generation, first byte to last. */
+  totalMs: number;
+  /** Model listings, health probes and token counts (the spec's 30 s for listing endpoints). */
+  listingMs: number;
+}
+
+export interface OpenAiUpstreamOptions {
+  /** The server's root, e.g. http://gpu-1:8000 (a trailing /v1 is accepted and dropped). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  flavour?: UpstreamFlavour;
+  timeouts?: Partial<UpstreamTimeouts>;
+  /** Only these upstream model ids are listed and served; all of them when absent. */
+  models?: string[];
+  /** How long a model listing is reused. */
+  modelCacheMs?: number;
+  /** Keep-alive connections kept open to the upstream. */
+  connections?: number;
+  /** Where upstream failures are logged with the upstream's own message. */
+  logger?: Logger;
+}
+
+export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, firstByteMs: 120_000, totalMs: 600_000, listingMs: 30_000 };
+
+type Deadline = 'connect' | 'first byte' | 'total' | 'listing';
+
+/**
+ * A TextEngine over an OpenAI-compatible server (vLLM, llama.cpp's llama-server, Ollama, OpenAI):
+ * always streams with usage, translates sampling and guided output to the flavour's wire names,
+ * and answers failures with EngineErrors of its own wording.
+ */
+export class OpenAiUpstreamEngine implements TextEngine {
+  readonly kind = 'openai-upstream' as const;
+  readonly unsupported: TextEngine['unsupported'];
+  readonly flavour: UpstreamFlavour;
+  private readonly pool: Pool;
+  private readonly prefix: string;
+  private readonly timeouts: UpstreamTimeouts;
+  private readonly filter?: ReadonlySet<string>;
+  private readonly modelCacheMs: number;
+  private listing?: { at: number; models: Promise<EngineModel[]> };
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(private readonly options: OpenAiUpstreamOptions) {
+    const url = new URL(options.baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EngineError('invalid_request', 'The upstream base URL must be http or https');
+    this.flavour = options.flavour ?? 'openai';
+    this.unsupported = unsupportedFor(this.flavour);
+    this.timeouts = { ...DEFAULT_UPSTREAM_TIMEOUTS, ...options.timeouts };
+    this.prefix = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.filter = options.models ? new Set(options.models) : undefined;
+    this.modelCacheMs = options.modelCacheMs ?? 10_000;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections ?? 16,
+      connect: { timeout: this.timeouts.connectMs },
+      // Our own timers decide (they tell a timeout from the caller's abort); these are a backstop.
+      headersTimeout: this.timeouts.totalMs,
+      bodyTimeout: this.timeouts.totalMs,
+    });
+  }
+
+  async models(): Promise<EngineModel[]> {
+    const now = Date.now();
+    if (this.listing && now - this.listing.at < this.modelCacheMs) return this.listing.models;
+    const models = this.fetchModels();
+    this.listing = { at: now, models };
+    // A failed listing is not remembered: the next call asks again.
+    models.catch(() => {
+      if (this.listing?.models === models) this.listing = undefined;
+    });
+    return models;
+  }
+
+  async health(): Promise<EngineHealth> {
+    // llama.cpp and vLLM have a cheap /health; Ollama and OpenAI answer the model listing.
+    const path = this.flavour === 'llama.cpp' || this.flavour === 'vllm' ? '/health' : '/v1/models';
+    try {
+      await this.call('GET', path, undefined, undefined, (body) => body.dump());
+      return { ok: true };
+    } catch (error) {
+      if (error instanceof EngineError) return { ok: false, detail: error.message };
+      throw error;
+    }
+  }
+
+  async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent> {
+    this.assertServed(request.model);
+    const chat = request.input.kind === 'chat';
+    const body = {
+      model: request.model,
+      ...(request.input.kind === 'chat' ? { messages: request.input.messages } : { prompt: request.input.prompt }),
+      ...samplingBody(this.flavour, request.sampling),
+      ...guidedBody(this.flavour, request.guided, request.input),
+      stream: true,
+      // Without it a stream carries no usage; with it the last chunk has the exact counts.
+      stream_options: { include_usage: true },
+    };
+    const controller = new AbortController();
+    const deadline = this.deadlines(controller, request.signal, ['first byte', 'total']);
+    this.inFlight.add(controller);
+    try {
+      const response = await this.send('POST', chat ? '/v1/chat/completions' : '/v1/completions', body, controller, deadline, request.model);
+      let finishReason: FinishReason | undefined;
+      let usage: Usage | undefined;
+      let ended = false;
+      try {
+        for await (const event of readSseEvents(response.body)) {
+          deadline.clear('first byte');
+          // Read on to the body's end after [DONE]: a body left unread would cost the pooled connection.
+          if (ended) continue;
+          if (event.data === '[DONE]') {
+            ended = true;
+            continue;
+          }
+          const payload = this.parseChunk(event.data);
+          if (event.event === 'error' || isErrorPayload(payload)) throw this.failure(readFailure(200, payload), request.model);
+          const chunk = payload as StreamChunk;
+          for (const choice of chunk.choices ?? []) {
+            const text = chat ? choice.delta?.content : choice.text;
+            if (typeof text === 'string' && text !== '') yield { type: 'delta', text };
+            if (choice.finish_reason) finishReason = this.finishReason(choice.finish_reason);
+          }
+          if (chunk.usage) usage = this.usage(chunk.usage);
+        }
+      } catch (error) {
+        throw this.mapFailure(error, deadline, request.signal, 'stream');
+      } finally {
+        // Breaking out early (the consumer stopped) must cancel the upstream, not leave it generating.
+        if (!ended) response.body.destroy();
+      }
+      if (!ended && !(finishReason && usage)) throw this.malformed('The upstream engine ended the stream before it finished');
+      if (!finishReason) throw this.malformed('The upstream engine ended the stream without a finish reason');
+      if (!usage) throw this.malformed('The upstream engine did not report token usage');
+      yield { type: 'done', finishReason, usage };
+    } finally {
+      deadline.clear('all');
+      this.inFlight.delete(controller);
+    }
+  }
+
+  async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
+    this.assertServed(model);
+    if (this.flavour === 'vllm') {
+      const body = input.kind === 'chat' ? { model, messages: input.messages } : { model, prompt: input.prompt };
+      const answer = await this.json('POST', '/tokenize', body, model);
+      const tokens = answer.tokens;
+      if (!isTokenList(tokens) || typeof answer.count !== 'number' || typeof answer.max_model_len !== 'number')
+        throw this.malformed('The upstream engine answered the token count in an unknown shape');
+      return { count: answer.count, maxModelLen: answer.max_model_len, tokens };
+    }
+    if (this.flavour === 'llama.cpp') {
+      const listed = (await this.models()).find((entry) => entry.id === model);
+      if (!listed) throw new EngineError('model_not_found', `No model "${model}" on the upstream engine`, 'model');
+      let content: string;
+      if (input.kind === 'chat') {
+        if (input.messages.some((message) => typeof message.content !== 'string' && message.content.some((part) => part.type !== 'text')))
+          throw new EngineError('invalid_request', 'Token counts of images are not available on this upstream (llama.cpp)', 'messages');
+        // The server's own chat template renders the prompt that generation would see.
+        const rendered = await this.json('POST', '/apply-template', { messages: input.messages }, model);
+        if (typeof rendered.prompt !== 'string') throw this.malformed('The upstream engine answered the chat template in an unknown shape');
+        content = rendered.prompt;
+      } else content = input.prompt;
+      const answer = await this.json('POST', '/tokenize', { content, add_special: true }, model);
+      if (!isTokenList(answer.tokens)) throw this.malformed('The upstream engine answered the token count in an unknown shape');
+      return { count: answer.tokens.length, maxModelLen: listed.contextLength, tokens: answer.tokens };
+    }
+    throw new EngineError('unsupported_parameter', `Token counting is not available on this upstream (${this.flavour}): it has no tokenize endpoint`);
+  }
+
+  async close(): Promise<void> {
+    for (const controller of this.inFlight) controller.abort(new EngineError('unavailable', 'The engine is closing'));
+    await this.pool.close();
+  }
+
+  private async fetchModels(): Promise<EngineModel[]> {
+    const answer = await this.json('GET', '/v1/models', undefined, undefined);
+    if (!Array.isArray(answer.data)) throw this.malformed('The upstream engine listed its models in an unknown shape');
+    const models: EngineModel[] = [];
+    for (const entry of answer.data as ModelEntry[]) {
+      if (typeof entry?.id !== 'string' || (this.filter && !this.filter.has(entry.id))) continue;
+      const modalities = entry.architecture?.input_modalities;
+      models.push({
+        id: entry.id,
+        // vLLM's max_model_len, llama.cpp's n_ctx_train; 0 where the upstream does not say.
+        contextLength: positive(entry.max_model_len) ?? positive(entry.meta?.n_ctx_train) ?? 0,
+        inputModalities: Array.isArray(modalities) && modalities.includes('image') ? ['text', 'image'] : ['text'],
+        urlImageInput: acceptsImageUrls(this.flavour),
+        status: this.modelStatus(entry),
+      });
+    }
+    return models;
+  }
+
+  private modelStatus(entry: ModelEntry): ModelStatus {
+    // llama.cpp's router reports each model's state; a lone llama-server has meta null while loading.
+    const status = entry.status;
+    if (status && typeof status === 'object') {
+      if (status.failed) return 'failed';
+      if (status.value === 'loading' || status.value === 'downloading') return 'loading';
+      return 'ready';
+    }
+    if (this.flavour === 'llama.cpp' && 'meta' in entry && entry.meta === null) return 'loading';
+    return 'ready';
+  }
+
+  private assertServed(model: string): void {
+    if (this.filter && !this.filter.has(model)) throw new EngineError('model_not_found', `No model "${model}" on the upstream engine`, 'model');
+  }
+
+  private finishReason(reason: string): FinishReason {
+    if (reason === 'length') return 'length';
+    // vLLM says abort when it dropped the request itself: no answer to give.
+    if (reason === 'abort') throw this.malformed('The upstream engine aborted the generation');
+    return 'stop';
+  }
+
+  private usage(raw: { prompt_tokens?: unknown; completion_tokens?: unknown }): Usage {
+    const { prompt_tokens: prompt, completion_tokens: completion } = raw;
+    if (!Number.isInteger(prompt) || !Number.isInteger(completion)) throw this.malformed('The upstream engine reported token usage in an unknown shape');
+    return { promptTokens: prompt as number, completionTokens: completion as number };
+  }
+
+  private parseChunk(data: string): unknown {
+    try {
+      return JSON.parse(data);
+    } catch {
+      this.options.logger?.warn({ flavour: this.flavour, data: data.slice(0, 200) }, 'upstream stream event is not JSON');
+      throw this.malformed('The upstream engine sent a malformed stream');
+    }
+  }
+
+  private malformed(message: string): EngineError {
+    return new EngineError('upstream_error', message);
+  }
+
+  private failure(failure: ReturnType<typeof readFailure>, model: string | undefined): EngineError {
+    this.options.logger?.warn({ flavour: this.flavour, status: failure.status, type: failure.type, upstreamMessage: failure.message }, 'upstream engine refused');
+    return engineErrorFor(failure, model);
+  }
+
+  private json(method: string, path: string, body: unknown, model: string | undefined): Promise<Record<string, unknown>> {
+    return this.call(method, path, body, model, async (response) => {
+      let parsed: unknown;
+      try {
+        parsed = await response.json();
+      } catch (error) {
+        if (response.destroyed) throw error;
+        throw this.malformed('The upstream engine answered with malformed JSON');
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw this.malformed('The upstream engine answered in an unknown shape');
+      return parsed as Record<string, unknown>;
+    });
+  }
+
+  /** A short call (listing, probe, token count), answer read and all, under the listing deadline. */
+  private async call<T>(method: string, path: string, body: unknown, model: string | undefined, read: (response: ResponseBody) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const deadline = this.deadlines(controller, undefined, ['listing']);
+    this.inFlight.add(controller);
+    try {
+      const response = await this.send(method, path, body, controller, deadline, model);
+      try {
+        return await read(response.body);
+      } catch (error) {
+        throw this.mapFailure(error, deadline, undefined, 'stream');
+      }
+    } finally {
+      deadline.clear('all');
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, controller: AbortController, deadline: Deadlines, model: string | undefined): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = { accept: body === undefined ? 'application/json' : 'text/event-stream, application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: method as 'GET' | 'POST',
+        path: this.prefix + path,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      throw this.mapFailure(error, deadline, deadline.callerSignal, 'connect');
+    }
+    if (response.statusCode >= 200 && response.statusCode < 300) return response;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await response.body.text());
+    } catch (error) {
+      if (controller.signal.aborted) throw this.mapFailure(error, deadline, deadline.callerSignal, 'stream');
+      parsed = undefined;
+    }
+    throw this.failure(readFailure(response.statusCode, parsed), model);
+  }
+
+  /** Turns a thrown failure into the caller's abort, our timeout, or an EngineError. */
+  private mapFailure(error: unknown, deadline: Deadlines, callerSignal: AbortSignal | undefined, phase: 'connect' | 'stream'): unknown {
+    if (error instanceof EngineError) return error;
+    if (callerSignal?.aborted) return callerSignal.reason;
+    if (deadline.expired) return new EngineError('timeout', `The upstream engine did not answer in time (${deadline.expired} timeout)`);
+    const closing = deadline.controller.signal.reason;
+    if (closing instanceof EngineError) return closing;
+    const mapped = engineErrorForConnection(error, phase);
+    this.options.logger?.warn({ flavour: this.flavour, err: error }, 'upstream connection failed');
+    return mapped;
+  }
+
+  private deadlines(controller: AbortController, callerSignal: AbortSignal | undefined, kinds: Deadline[]): Deadlines {
+    const timers = new Map<Deadline | 'all', NodeJS.Timeout>();
+    const state: Deadlines = {
+      controller,
+      callerSignal,
+      expired: undefined,
+      clear: (kind) => {
+        for (const [name, timer] of timers)
+          if (kind === 'all' || name === kind) {
+            clearTimeout(timer);
+            timers.delete(name);
+          }
+        if (kind === 'all') callerSignal?.removeEventListener('abort', onAbort);
+      },
+    };
+    const ms: Record<Deadline, number> = {
+      connect: this.timeouts.connectMs,
+      'first byte': this.timeouts.firstByteMs,
+      total: this.timeouts.totalMs,
+      listing: this.timeouts.listingMs,
+    };
+    for (const kind of kinds)
+      timers.set(
+        kind,
+        setTimeout(() => {
+          state.expired ??= kind;
+          controller.abort(new EngineError('timeout', 'The upstream engine did not answer in time'));
+        }, ms[kind]),
+      );
+    const onAbort = () => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) controller.abort(callerSignal.reason);
+    else callerSignal?.addEventListener('abort', onAbort, { once: true });
+    return state;
+  }
+}
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+interface Deadlines {
+  controller: AbortController;
+  callerSignal: AbortSignal | undefined;
+  expired: Deadline | undefined;
+  clear(kind: Deadline | 'all'): void;
+}
+
+interface StreamChunk {
+  choices?: { delta?: { content?: unknown }; text?: unknown; finish_reason?: string | null }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+}
+
+interface ModelEntry {
+  id?: unknown;
+  max_model_len?: unknown;
+  meta?: { n_ctx_train?: unknown } | null;
+  architecture?: { input_modalities?: unknown };
+  status?: { value?: unknown; failed?: unknown };
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function isTokenList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((token) => Number.isInteger(token));
+}

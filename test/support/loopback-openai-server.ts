@@ -1,0 +1,310 @@
+import http from 'node:http';
+import type net from 'node:net';
+
+export type LoopbackFlavour = 'vllm' | 'llama.cpp';
+
+export interface LoopbackModel {
+  id: string;
+  contextLength: number;
+  vision?: boolean;
+}
+
+/** What the next requests meet; tests change it between calls. */
+export interface LoopbackBehaviour {
+  /** The answer, one streamed chunk per piece; cut short by max_tokens (one piece a token) or a stop string. */
+  reply: string[];
+  /** Wait before the response headers. */
+  headerDelayMs: number;
+  /** Wait between the headers and each chunk. */
+  chunkDelayMs: number;
+  /** Answer every request with this status and the flavour's error body. */
+  fail?: { status: number; message: string; type?: string; param?: string };
+  /** Send an error event after this many chunks, in the flavour's streaming form. */
+  streamErrorAfter?: { chunks: number; code: number; message: string; type: string };
+  /** Destroy the socket after this many chunks, without [DONE]. */
+  cutAfterChunks?: number;
+  /** Send a data line that is not JSON after this many chunks. */
+  malformedAfterChunks?: number;
+  /** llama.cpp: still loading its model (503 on every route, /health included). */
+  loading: boolean;
+  /** vLLM's error body: nested `{"error":{...}}` (current) or flat `{"object":"error",...}` (before 0.10). */
+  vllmErrorStyle: 'nested' | 'flat';
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+  /** Set when the client hung up before the response ended. */
+  closedEarly: boolean;
+}
+
+/**
+ * A loopback server speaking the documented wire formats of vLLM's OpenAI-compatible server or of
+ * llama.cpp's llama-server: models, chat and raw completions with SSE streaming (usage when the
+ * client asks for it), tokenize, health and their error bodies. It computes its answers from the
+ * request (max_tokens, stop strings, token counts), so tests compare the engine with what was served.
+ */
+export class LoopbackOpenAiServer {
+  readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted so far (keep-alive reuse keeps this at one). */
+  connections = 0;
+  behaviour: LoopbackBehaviour = LoopbackOpenAiServer.defaults();
+  /** The usage the server reported for its last generation. */
+  lastUsage?: { prompt_tokens: number; completion_tokens: number };
+  private readonly sockets = new Set<net.Socket>();
+  private readonly closeWaiters: (() => void)[] = [];
+
+  private constructor(
+    readonly flavour: LoopbackFlavour,
+    readonly models: LoopbackModel[],
+    private readonly server: http.Server,
+    readonly url: string,
+  ) {}
+
+  static defaults(): LoopbackBehaviour {
+    return { reply: ['Hello', ',', ' loop', 'back', ' world', '.'], headerDelayMs: 0, chunkDelayMs: 0, loading: false, vllmErrorStyle: 'nested' };
+  }
+
+  /** Starts a server on a free loopback port. */
+  static async start(flavour: LoopbackFlavour, models: LoopbackModel[] = [{ id: 'loop-model', contextLength: 4096 }]): Promise<LoopbackOpenAiServer> {
+    const server = http.createServer();
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const loopback = new LoopbackOpenAiServer(flavour, models, server, `http://127.0.0.1:${port}`);
+    server.on('connection', (socket) => {
+      loopback.connections++;
+      loopback.sockets.add(socket);
+      socket.on('close', () => loopback.sockets.delete(socket));
+    });
+    server.on('request', (req, res) => void loopback.handle(req, res));
+    return loopback;
+  }
+
+  reset(): void {
+    this.behaviour = LoopbackOpenAiServer.defaults();
+    this.requests.length = 0;
+    this.connections = this.sockets.size;
+    this.lastUsage = undefined;
+  }
+
+  /** Resolves when a request's client hangs up before its response ended. */
+  nextEarlyClose(): Promise<void> {
+    return new Promise((resolve) => this.closeWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      return this.error(res, 400, 'Invalid JSON body', 'BadRequestError');
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, closedEarly: false };
+    this.requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        recorded.closedEarly = true;
+        for (const resolve of this.closeWaiters.splice(0)) resolve();
+      }
+    });
+    const behaviour = this.behaviour;
+    if (behaviour.headerDelayMs > 0) await sleep(behaviour.headerDelayMs);
+    if (res.destroyed) return;
+    if (behaviour.loading && this.flavour === 'llama.cpp')
+      return this.send(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+    if (behaviour.fail) return this.error(res, behaviour.fail.status, behaviour.fail.message, behaviour.fail.type, behaviour.fail.param);
+    const route = `${req.method} ${path}`;
+    const request = (body ?? {}) as Record<string, unknown>;
+    switch (route) {
+      case 'GET /health':
+        return this.flavour === 'llama.cpp' ? this.send(res, 200, { status: 'ok' }) : this.send(res, 200, undefined);
+      case 'GET /v1/models':
+        return this.send(res, 200, { object: 'list', data: this.models.map((model) => this.modelCard(model)) });
+      case 'POST /v1/chat/completions':
+      case 'POST /v1/completions':
+        return this.complete(res, request, route === 'POST /v1/chat/completions');
+      case 'POST /tokenize':
+        return this.tokenize(res, request);
+      case 'POST /apply-template':
+        if (this.flavour !== 'llama.cpp') break;
+        return this.send(res, 200, { prompt: chatPrompt(request.messages) });
+    }
+    if (this.flavour === 'vllm') return this.send(res, 404, { detail: 'Not Found' });
+    return this.send(res, 404, { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } });
+  }
+
+  private modelCard(model: LoopbackModel): Record<string, unknown> {
+    if (this.flavour === 'vllm')
+      return { id: model.id, object: 'model', created: 1_700_000_000, owned_by: 'vllm', root: model.id, parent: null, max_model_len: model.contextLength, permission: [] };
+    return {
+      id: model.id,
+      object: 'model',
+      created: 1_700_000_000,
+      owned_by: 'llamacpp',
+      architecture: { input_modalities: model.vision ? ['text', 'image'] : ['text'], output_modalities: ['text'] },
+      meta: { vocab_type: 2, n_vocab: 32000, n_ctx_train: model.contextLength, n_embd: 64, n_params: 1000, size: 4000 },
+    };
+  }
+
+  private async complete(res: http.ServerResponse, request: Record<string, unknown>, chat: boolean): Promise<void> {
+    const model = this.models.find((entry) => entry.id === request.model);
+    // A lone llama-server serves its one model under any name; vLLM refuses a name it does not serve.
+    if (!model && this.flavour === 'vllm') return this.error(res, 404, `The model \`${String(request.model)}\` does not exist.`, 'NotFoundError', 'model');
+    if (chat && !Array.isArray(request.messages)) return this.error(res, 400, 'messages is required', 'BadRequestError', 'messages');
+    if (!chat && typeof request.prompt !== 'string') return this.error(res, 400, 'prompt is required', 'BadRequestError', 'prompt');
+    const prompt = chat ? chatPrompt(request.messages) : (request.prompt as string);
+    const promptTokens = tokenIds(prompt, this.flavour === 'llama.cpp').length;
+    const context = (model ?? this.models[0]).contextLength;
+    const maxTokens = typeof request.max_tokens === 'number' ? request.max_tokens : Infinity;
+    if (promptTokens + (Number.isFinite(maxTokens) ? maxTokens : 0) > context) {
+      const message = `This model's maximum context length is ${context} tokens. However, you requested ${promptTokens + maxTokens} tokens.`;
+      return this.flavour === 'vllm'
+        ? this.error(res, 400, message, 'BadRequestError')
+        : this.send(res, 400, { error: { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: promptTokens, n_ctx: context } });
+    }
+    const pieces: string[] = [];
+    let finish: 'stop' | 'length' = 'stop';
+    let produced = '';
+    const stops = Array.isArray(request.stop) ? (request.stop as string[]) : typeof request.stop === 'string' ? [request.stop] : [];
+    for (const piece of this.behaviour.reply) {
+      if (pieces.length >= maxTokens) {
+        finish = 'length';
+        break;
+      }
+      const hit = stops.map((stop) => (produced + piece).indexOf(stop, Math.max(0, produced.length - stop.length))).find((at) => at !== -1);
+      if (hit !== undefined) {
+        const kept = (produced + piece).slice(produced.length, hit);
+        if (kept) pieces.push(kept);
+        break;
+      }
+      pieces.push(piece);
+      produced += piece;
+    }
+    const usage = { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length };
+    this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+    const id = chat ? 'chatcmpl-loop' : 'cmpl-loop';
+    const object = chat ? 'chat.completion.chunk' : 'text_completion';
+    const modelName = String(request.model);
+    const choice = (text: string | undefined, finishReason: string | null) =>
+      chat ? { index: 0, delta: text === undefined ? {} : { content: text }, finish_reason: finishReason } : { index: 0, text: text ?? '', finish_reason: finishReason };
+    if (request.stream !== true) {
+      const text = pieces.join('');
+      return this.send(res, 200, {
+        id,
+        object: chat ? 'chat.completion' : 'text_completion',
+        model: modelName,
+        choices: [chat ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish } : { index: 0, text, finish_reason: finish }],
+        usage,
+      });
+    }
+    const includeUsage = (request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const behaviour = this.behaviour;
+    const write = async (line: string) => {
+      if (behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
+      if (res.destroyed) return false;
+      res.write(line);
+      return true;
+    };
+    const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+    if (chat && !(await write(data({ id, object, model: modelName, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })))) return;
+    for (const [index, piece] of pieces.entries()) {
+      if (behaviour.cutAfterChunks === index) return void res.socket?.destroy();
+      if (behaviour.malformedAfterChunks === index) {
+        await write('data: {"choices": [\n\n');
+        return void res.end();
+      }
+      if (behaviour.streamErrorAfter?.chunks === index) {
+        const { code, message, type } = behaviour.streamErrorAfter;
+        // vLLM sends the error as a data event then [DONE]; llama.cpp sends an `error:` line.
+        if (this.flavour === 'vllm') {
+          await write(data(behaviour.vllmErrorStyle === 'flat' ? { object: 'error', message, type, param: null, code } : { error: { message, type, param: null, code } }));
+          await write('data: [DONE]\n\n');
+        } else await write(`error: ${JSON.stringify({ code, message, type })}\n\n`);
+        return void res.end();
+      }
+      if (!(await write(data({ id, object, model: modelName, choices: [choice(piece, null)] })))) return;
+    }
+    if (behaviour.cutAfterChunks !== undefined && behaviour.cutAfterChunks >= pieces.length) return void res.socket?.destroy();
+    if (this.flavour === 'vllm') {
+      // vLLM: the finish chunk, then (asked for) a usage chunk with no choices.
+      if (!(await write(data({ id, object, model: modelName, choices: [choice(chat ? undefined : '', finish)] })))) return;
+      if (includeUsage && !(await write(data({ id, object, model: modelName, choices: [], usage })))) return;
+    } else {
+      // llama.cpp: usage and timings ride on the finish chunk.
+      const last: Record<string, unknown> = { id, object, model: modelName, choices: [choice(chat ? undefined : '', finish)] };
+      if (includeUsage) Object.assign(last, { usage, timings: { prompt_n: usage.prompt_tokens, predicted_n: usage.completion_tokens } });
+      if (!(await write(data(last)))) return;
+    }
+    if (await write('data: [DONE]\n\n')) res.end();
+  }
+
+  private tokenize(res: http.ServerResponse, request: Record<string, unknown>): void {
+    if (this.flavour === 'llama.cpp') {
+      if (typeof request.content !== 'string') return this.send(res, 400, { error: { code: 400, message: '"content" must be provided', type: 'invalid_request_error' } });
+      return this.send(res, 200, { tokens: tokenIds(request.content, request.add_special === true) });
+    }
+    const model = this.models.find((entry) => entry.id === request.model);
+    if (!model) return this.error(res, 404, `The model \`${String(request.model)}\` does not exist.`, 'NotFoundError', 'model');
+    const text = Array.isArray(request.messages) ? chatPrompt(request.messages) : typeof request.prompt === 'string' ? request.prompt : undefined;
+    if (text === undefined) return this.error(res, 400, 'Either prompt or messages is required', 'BadRequestError');
+    const tokens = tokenIds(text, true);
+    this.send(res, 200, { count: tokens.length, max_model_len: model.contextLength, tokens, token_strs: null });
+  }
+
+  private error(res: http.ServerResponse, status: number, message: string, type = 'BadRequestError', param?: string): void {
+    if (this.flavour === 'llama.cpp') return this.send(res, status, { error: { code: status, message, type: llamaType(status) } });
+    const inner = { message, type, param: param ?? null, code: status };
+    this.send(res, status, this.behaviour.vllmErrorStyle === 'flat' ? { object: 'error', ...inner } : { error: inner });
+  }
+
+  private send(res: http.ServerResponse, status: number, body: unknown): void {
+    if (res.destroyed) return;
+    const text = body === undefined ? '' : JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+// llama.cpp's error types by status (server-common's error_type names).
+function llamaType(status: number): string {
+  if (status === 404) return 'not_found_error';
+  if (status === 401) return 'authentication_error';
+  if (status === 503) return 'unavailable_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+// A ChatML rendering, standing in for a model's chat template.
+function chatPrompt(messages: unknown): string {
+  if (!Array.isArray(messages)) return '';
+  const text = (content: unknown) =>
+    typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: { text?: string }) => part.text ?? '<image>').join(' ') : '';
+  return messages.map((message: { role?: string; content?: unknown }) => `<|im_start|>${message.role}\n${text(message.content)}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+}
+
+// Words and punctuation, each a token whose id is a hash of its text; a BOS (id 1) when asked.
+function tokenIds(text: string, bos: boolean): number[] {
+  const ids = (text.match(/\w+|[^\w\s]/g) ?? []).map((piece) => {
+    let hash = 7;
+    for (const char of piece) hash = (hash * 31 + char.codePointAt(0)!) % 31_991;
+    return hash + 3;
+  });
+  return bos ? [1, ...ids] : ids;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
