@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from './identity/identity.service.js';
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -48,11 +49,14 @@ export interface PlatformConfig {
   rateLimits: RateLimits;
   /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;
-  /**
-   * Caps on graphql-ws subscriptions at the gateway, its keep-alive ping interval, and how often
-   * an open socket's key is checked again (WS_KEY_RECHECK_MS, at most 60 s).
-   */
-  subscriptions: { perSocket: number; perInstance: number; keepAliveMs: number; keyRecheckMs: number };
+  /** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
+  subscriptions: {
+    perSocket: number;
+    perInstance: number;
+    keepAliveMs: number;
+    /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (WS_KEY_RECHECK_MS, 30 s by default, at most 60 s). */
+    keyRecheckMs: number;
+  };
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   introspection: boolean;
@@ -168,7 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
       keyRecheckMs: atMost(countFromEnv(env, 'WS_KEY_RECHECK_MS', 30000), 60000, 'WS_KEY_RECHECK_MS'),
     },
-    maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', 20),
+    maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),

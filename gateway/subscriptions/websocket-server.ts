@@ -13,19 +13,13 @@ import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
 import { parseBearer } from '../edge-interfaces.js';
 import type { ApiKey } from '../../platform/identity/api-key.entity.js';
+import type { PlatformConfig } from '../../platform/config.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
 import { UpstreamClients } from './upstream-clients.js';
 
-export interface SubscriptionLimits {
-  perSocket: number;
-  perInstance: number;
-  keepAliveMs: number;
-  /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (30 s by default). */
-  keyRecheckMs?: number;
-}
-
-const DEFAULT_KEY_RECHECK_MS = 30_000;
+/** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
+export type SubscriptionLimits = PlatformConfig['subscriptions'];
 
 /** Close codes a client sees (graphql-ws's own where they exist). */
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -138,7 +132,7 @@ export function serveWebSockets(options: {
       rechecking = false;
     }
   };
-  const recheckTimer = setInterval(() => void recheckKeys(), options.limits.keyRecheckMs ?? DEFAULT_KEY_RECHECK_MS);
+  const recheckTimer = setInterval(() => void recheckKeys(), options.limits.keyRecheckMs);
   recheckTimer.unref();
 
   /** A failed authentication counts in the client address's window, as over HTTP, so keys cannot be guessed over sockets either. */
