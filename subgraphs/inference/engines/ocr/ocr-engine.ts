@@ -1,0 +1,332 @@
+import { access } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import Tesseract from 'tesseract.js';
+import {
+  EngineError,
+  type ChatMessage,
+  type EngineHealth,
+  type EngineModel,
+  type GenerationEvent,
+  type GenerationInput,
+  type GenerationRequest,
+  type SamplingParam,
+  type TextEngine,
+  type TokenizeResult,
+} from '../../engine/text-engine.js';
+import { guardedImageFetcher, type ImageFetcher } from './image-fetcher.js';
+import type { ImageFormat } from './image-format.js';
+import { readImageInput } from './image-input.js';
+import { OcrWorkerPool } from './ocr-worker-pool.js';
+import { traineddataProblem } from './traineddata-check.js';
+
+/** The one model this engine serves: Tesseract's English LSTM model. */
+export const OCR_MODEL_ID = 'ocr-eng';
+
+export const OCR_DEFAULTS = {
+  maxImageBytes: 10 * 1024 * 1024,
+  imageFetchTimeoutMs: 10_000,
+  workers: 1,
+} as const;
+
+export interface OcrEngineOptions {
+  /** Largest image accepted, decoded, from a data URI or a URL (default 10 MiB). */
+  maxImageBytes?: number;
+  imageFetchTimeoutMs?: number;
+  /** Image URLs may name loopback and private addresses (development and tests only). */
+  allowPrivateImageUrls?: boolean;
+  /** How image URLs are read; defaults to the SSRF-guarded fetcher. */
+  fetcher?: ImageFetcher;
+  /** Tesseract workers (threads) at most, each reading one image at a time (default 1). */
+  workers?: number;
+  /** The folder holding eng.traineddata.gz; defaults to @tesseract.js-data/eng's LSTM model. */
+  languagePath?: string;
+}
+
+/**
+ * The English data package ships two models: 4.0.0 (legacy and LSTM, 11 MB) and 4.0.0_best_int
+ * (LSTM only, 3 MB). Tesseract.js runs the LSTM engine by default, so the smaller one serves.
+ */
+function packagedLanguagePath(): string {
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
+}
+
+// Sampling has no meaning for a recogniser; maxTokens (recognised words), stop and seed (it is
+// deterministic) are honoured, everything else is refused rather than ignored.
+const UNSUPPORTED = new Set<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'>([
+  'temperature',
+  'topP',
+  'topK',
+  'minP',
+  'presencePenalty',
+  'frequencyPenalty',
+  'repetitionPenalty',
+  'topA',
+  'tfs',
+  'typicalP',
+  'noRepeatNgramSize',
+  'dryMultiplier',
+  'dryBase',
+  'dryAllowedLength',
+  'mirostat',
+  'guided_json',
+  'guided_regex',
+  'guided_choice',
+]);
+
+interface ImageReading {
+  format: ImageFormat;
+  bytes: number;
+  confidence: number;
+}
+
+/**
+ * The embedded OCR vision model: a chat whose last user message carries images is answered with
+ * the text Tesseract reads from them. It cannot chat, complete a prompt or count tokens, and
+ * refuses those rather than invent an answer.
+ */
+export class OcrEngine implements TextEngine {
+  readonly kind = 'ocr' as const;
+  readonly unsupported: ReadonlySet<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'> = UNSUPPORTED;
+  private readonly languagePath: string;
+  private readonly maxImageBytes: number;
+  private readonly imageFetchTimeoutMs: number;
+  private readonly fetcher: ImageFetcher;
+  private readonly pool: OcrWorkerPool;
+  private loadError: string | undefined;
+  private closed = false;
+
+  constructor(options: OcrEngineOptions = {}) {
+    this.languagePath = options.languagePath ?? packagedLanguagePath();
+    this.maxImageBytes = options.maxImageBytes ?? OCR_DEFAULTS.maxImageBytes;
+    this.imageFetchTimeoutMs = options.imageFetchTimeoutMs ?? OCR_DEFAULTS.imageFetchTimeoutMs;
+    this.fetcher = options.fetcher ?? guardedImageFetcher(options.allowPrivateImageUrls ?? false);
+    this.pool = new OcrWorkerPool(() => this.createWorker(), options.workers ?? OCR_DEFAULTS.workers);
+  }
+
+  async models(): Promise<EngineModel[]> {
+    const problem = await this.problem();
+    return [
+      {
+        id: OCR_MODEL_ID,
+        // It reads images, not a token sequence: there is no text context to fill.
+        contextLength: 0,
+        inputModalities: ['text', 'image'],
+        urlImageInput: true,
+        status: problem ? 'failed' : this.pool.loading ? 'loading' : 'ready',
+        ...(problem ? { error: problem } : {}),
+      },
+    ];
+  }
+
+  async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent> {
+    this.checkModel(request.model);
+    if (this.closed) throw new EngineError('unavailable', 'The OCR engine is closed');
+    for (const [name, value] of Object.entries(request.sampling)) {
+      if (value !== undefined && UNSUPPORTED.has(name as SamplingParam)) {
+        throw new EngineError('unsupported_parameter', `${name} is not supported by the ocr engine`, name);
+      }
+    }
+    if (request.guided) throw new EngineError('unsupported_parameter', `guided_${request.guided.kind} is not supported by the ocr engine`, `guided_${request.guided.kind}`);
+    const images = imageParts(request.input);
+    const { maxTokens, stop = [] } = request.sampling;
+    const holdBack = stop.length ? Math.max(...stop.map((s) => s.length)) - 1 : 0;
+
+    let answer = '';
+    let emitted = 0;
+    const readings: ImageReading[] = [];
+    const finish = (finishReason: 'stop' | 'length'): GenerationEvent => ({
+      type: 'done',
+      finishReason,
+      // No text goes in (the model reads pixels); what comes out is counted in recognised words.
+      usage: { promptTokens: 0, completionTokens: countWords(answer.slice(0, emitted)) },
+      extensions: {
+        ocr: { confidence: readings.length ? readings.reduce((sum, r) => sum + r.confidence, 0) / readings.length : 0, images: readings },
+      },
+    });
+
+    for (const [index, image] of images.entries()) {
+      const input = await readImageInput(image.url, image.param, {
+        maxBytes: this.maxImageBytes,
+        fetchTimeoutMs: this.imageFetchTimeoutMs,
+        fetcher: this.fetcher,
+        signal: request.signal,
+      });
+      const page = await this.recognize(input.bytes, image.param, request.signal);
+      readings.push({ format: input.format, bytes: input.bytes.length, confidence: page.confidence });
+      answer += (index > 0 ? '\n\n' : '') + page.text.trim();
+
+      const stopAt = firstStop(answer, stop);
+      if (stopAt !== undefined) {
+        answer = answer.slice(0, stopAt);
+        yield* this.flush(answer, emitted);
+        emitted = answer.length;
+        yield finish('stop');
+        return;
+      }
+      if (maxTokens !== undefined && countWords(answer) > maxTokens) {
+        answer = answer.slice(0, endOfWord(answer, maxTokens));
+        yield* this.flush(answer, emitted);
+        emitted = answer.length;
+        yield finish('length');
+        return;
+      }
+      // Text that could still be the start of a stop sequence waits for the next image.
+      const safe = index === images.length - 1 ? answer.length : Math.max(emitted, answer.length - holdBack);
+      yield* this.flush(answer.slice(0, safe), emitted);
+      emitted = safe;
+    }
+    yield finish('stop');
+  }
+
+  async tokenize(model: string, _input: GenerationInput): Promise<TokenizeResult> {
+    this.checkModel(model);
+    throw new EngineError('invalid_request', `${OCR_MODEL_ID} is an OCR model and has no tokenizer: it cannot count tokens`, 'model');
+  }
+
+  async health(): Promise<EngineHealth> {
+    const problem = await this.problem();
+    if (this.closed) return { ok: false, detail: 'closed' };
+    return problem ? { ok: false, detail: problem } : { ok: true, detail: this.pool.started ? 'model loaded' : 'model loads on first use' };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pool.close();
+  }
+
+  private *flush(text: string, from: number): Generator<GenerationEvent> {
+    if (text.length > from) yield { type: 'delta', text: text.slice(from) };
+  }
+
+  private checkModel(model: string): void {
+    if (model !== OCR_MODEL_ID) throw new EngineError('model_not_found', `The ocr engine has no model "${model}"; it serves ${OCR_MODEL_ID}`, 'model');
+  }
+
+  private async problem(): Promise<string | undefined> {
+    return (await this.missingLanguageFile()) ?? this.loadError;
+  }
+
+  private async missingLanguageFile(): Promise<string | undefined> {
+    try {
+      await access(path.join(this.languagePath, 'eng.traineddata.gz'));
+      return undefined;
+    } catch {
+      return `The English model eng.traineddata.gz is missing from ${this.languagePath}`;
+    }
+  }
+
+  private async createWorker(): Promise<Tesseract.Worker> {
+    // tesseract.js never settles createWorker when the language data cannot be read (its
+    // rejection is swallowed), and a bad file later crashes it: both are caught before loading,
+    // and any other failure while loading through the error handler, which hears of every failed job.
+    const missing = await this.missingLanguageFile();
+    if (missing) throw new EngineError('unavailable', missing);
+    const unsound = await traineddataProblem(path.join(this.languagePath, 'eng.traineddata.gz'));
+    if (unsound) {
+      this.loadError = `Tesseract could not load the English model: ${unsound}`;
+      throw new EngineError('unavailable', this.loadError);
+    }
+    let failLoad: (error: unknown) => void = () => {};
+    const loadFailed = new Promise<never>((_, reject) => (failLoad = reject));
+    let loaded = false;
+    try {
+      const worker = await Promise.race([
+        Tesseract.createWorker('eng', Tesseract.OEM.LSTM_ONLY, {
+          // A local folder, so nothing is fetched from the CDN tesseract.js defaults to.
+          langPath: this.languagePath,
+          gzip: true,
+          // 'none': no eng.traineddata copy is read from or written to the working directory.
+          cacheMethod: 'none',
+          // Without a handler tesseract.js throws a failed job's error from an event listener,
+          // which would end the process; the job's own promise still rejects.
+          errorHandler: (error: unknown) => {
+            if (!loaded) failLoad(error);
+          },
+        }),
+        loadFailed,
+      ]);
+      loaded = true;
+      this.loadError = undefined;
+      return worker;
+    } catch (error) {
+      this.loadError = `Tesseract could not load the English model: ${String(error).replace(/^Error: /, '')}`;
+      throw new EngineError('unavailable', this.loadError);
+    }
+  }
+
+  private async recognize(bytes: Buffer, param: string, signal: AbortSignal): Promise<{ text: string; confidence: number }> {
+    let worker: Tesseract.Worker;
+    try {
+      worker = await this.pool.acquire(signal);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof EngineError) throw error;
+      throw new EngineError('unavailable', error instanceof Error ? error.message : String(error));
+    }
+    let onAbort = (): void => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const result = await Promise.race([worker.recognize(bytes), aborted]);
+      this.pool.release(worker);
+      return { text: result.data.text, confidence: result.data.confidence };
+    } catch (error) {
+      // Tesseract cannot stop a recognition: the worker goes, and the next request gets a new one.
+      if (signal.aborted) {
+        this.pool.discard(worker);
+        throw signal.reason;
+      }
+      // A file whose signature is an image's but whose body Leptonica cannot decode; the worker is fine.
+      this.pool.release(worker);
+      throw new EngineError('invalid_request', `The image could not be decoded (${String(error).replace(/^Error: /, '')})`, param);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** The image parts of the last user message, each with the parameter path that names it. */
+function imageParts(input: GenerationInput): { url: string; param: string }[] {
+  if (input.kind === 'completion') {
+    throw new EngineError('invalid_request', `${OCR_MODEL_ID} is an OCR model: it reads text from images in chat messages and cannot complete a prompt`, 'prompt');
+  }
+  const messages: ChatMessage[] = input.messages;
+  let last = -1;
+  messages.forEach((m, i) => {
+    if (m.role === 'user') last = i;
+  });
+  const content = last >= 0 ? messages[last].content : '';
+  const parts = typeof content === 'string' ? [] : content.flatMap((part, p) => (part.type === 'image_url' ? [{ url: part.image_url.url, param: `messages[${last}].content[${p}].image_url.url` }] : []));
+  if (!parts.length) {
+    throw new EngineError('invalid_request', `${OCR_MODEL_ID} is an OCR model: the last user message must carry at least one image to read; it cannot chat`, 'messages');
+  }
+  return parts;
+}
+
+function countWords(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}
+
+/** Where the `count`-th word of `text` ends. */
+function endOfWord(text: string, count: number): number {
+  if (count <= 0) return 0;
+  let seen = 0;
+  for (const match of text.matchAll(/\S+/g)) {
+    if (++seen === count) return match.index + match[0].length;
+  }
+  return text.length;
+}
+
+function firstStop(text: string, stops: string[]): number | undefined {
+  let first: number | undefined;
+  for (const stop of stops) {
+    if (!stop) continue;
+    const at = text.indexOf(stop);
+    if (at >= 0 && (first === undefined || at < first)) first = at;
+  }
+  return first;
+}
