@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from './identity/identity.service.js';
+import { connectableHost } from './net.js';
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -80,13 +81,6 @@ function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): n
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
   return value;
-}
-
-/** How a client reaches a server bound to `host`: a wildcard bind is reached on loopback, IPv6 in brackets. */
-export function connectableHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::' || host === '[::]') return '[::1]';
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function subgraphUrlFromEnv(env: NodeJS.ProcessEnv, name: SubgraphName, host: string, port: number): string {

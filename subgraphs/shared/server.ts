@@ -16,7 +16,7 @@ import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { connectableHost } from '../../platform/config.js';
+import { connectableHost } from '../../platform/net.js';
 import { requestLogOptions } from '../../platform/logger.js';
 
 export interface RunningService {
