@@ -6,7 +6,7 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
@@ -25,7 +25,7 @@ import {
   type ErrorFormat,
 } from '../rest-bridge/errors.js';
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
-import { errorMasking } from '../subgraphs/shared/error-masking.js';
+import { clientExtensions, errorMasking } from '../subgraphs/shared/error-masking.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from './edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
@@ -75,15 +75,6 @@ export interface Edge {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Keeps what a client may see of an error: message, path, and the code, reason, param and request id. */
-function withoutInternals(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  const { code, reason, param, requestId } = formatted.extensions ?? {};
-  const extensions = Object.fromEntries(
-    Object.entries({ code, reason, param, requestId }).filter(([, value]) => value !== undefined),
-  );
-  return { ...formatted, extensions };
-}
-
 /**
  * Builds the public edge: the Apollo gateway at /graphql over the committed supergraph, the REST
  * bridge, and /health, all behind one authentication step. Nothing listens until `listen`.
@@ -119,7 +110,10 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     gateway,
     introspection: options.introspection,
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => withoutInternals(masking.formatError(formatted, error)),
+    formatError: (formatted, error) => {
+      const masked = masking.formatError(formatted, error);
+      return { ...masked, extensions: clientExtensions(masked.extensions) };
+    },
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,

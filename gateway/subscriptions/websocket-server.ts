@@ -7,8 +7,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../platform/identity/identity.service.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
-import { internalErrorMessage, isMasked } from '../../subgraphs/shared/error-masking.js';
-import { CLIENT_ERROR_CODES } from '../../subgraphs/shared/errors.js';
+import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../subgraphs/shared/error-masking.js';
 import type { EdgeContext } from '../edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
 import { parseBearer } from '../edge-interfaces.js';
@@ -49,10 +48,11 @@ function bearer(params: Readonly<Record<string, unknown>> | undefined): string |
 /**
  * What a client may see of an event's errors. graphql-ws serialises errors with their toJSON,
  * which an upstream subgraph's errors (plain objects off its socket) lack: it would fail and the
- * client would see a bare `complete`; so every error is rebuilt with message, path, code, reason
- * and param. Subgraphs mask their own internal errors, but the edge's per-event fetches of other
- * subgraphs' fields can fail here too (an unreachable service, with its address in the message):
- * any error without a client code gets the generic message and request id, as over HTTP.
+ * client would see a bare `complete`; so every error is rebuilt with its message, path and client
+ * extensions. Subgraphs mask their own internal errors (under this operation's request id), but
+ * the edge's per-event fetches of other subgraphs' fields can fail here too (an unreachable
+ * service, with its address in the message): any such error gets the generic message and the
+ * request id, as over HTTP.
  */
 function clientErrors(result: ExecutionResult, requestId: string, logger: Logger): ExecutionResult {
   if (!result.errors?.length) return result;
@@ -60,15 +60,11 @@ function clientErrors(result: ExecutionResult, requestId: string, logger: Logger
     ...result,
     errors: result.errors.map((error: unknown) => {
       const plain = error as { message?: unknown; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
-      const { code, reason, param } = plain.extensions ?? {};
-      // A subgraph's own internal error arrives masked under this operation's request id, its original logged there.
-      if (isMasked(plain)) return new GraphQLError(String(plain.message), { path: plain.path, extensions: { code, requestId: plain.extensions!.requestId } });
-      if (typeof code !== 'string' || !CLIENT_ERROR_CODES.has(code)) {
+      if (!isMasked(plain) && !isClientError(plain.extensions?.code)) {
         logger.error({ err: error, requestId, path: plain.path }, 'internal error in a subscription event; the client was told only the request id');
         return new GraphQLError(internalErrorMessage(requestId), { path: plain.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
       }
-      const extensions = Object.fromEntries(Object.entries({ code, reason, param }).filter(([, value]) => value !== undefined));
-      return new GraphQLError(String(plain.message), { path: plain.path, extensions });
+      return new GraphQLError(String(plain.message), { path: plain.path, extensions: clientExtensions(plain.extensions) });
     }),
   };
 }

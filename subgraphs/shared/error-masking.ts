@@ -10,8 +10,15 @@ export function internalErrorMessage(requestId: string): string {
   return `Internal server error (request ${requestId})`;
 }
 
-function isClientError(code: unknown): boolean {
+/** Whether `code` marks an error the client caused, whose message it may see. */
+export function isClientError(code: unknown): code is string {
   return typeof code === 'string' && CLIENT_ERROR_CODES.has(code);
+}
+
+/** What a client may see of an error's extensions: its code, reason, param and request id; nothing a server added on the way. */
+export function clientExtensions(extensions: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const { code, reason, param, requestId } = extensions ?? {};
+  return Object.fromEntries(Object.entries({ code, reason, param, requestId }).filter(([, value]) => value !== undefined));
 }
 
 /**
