@@ -21,10 +21,12 @@ export interface LoopbackBehaviour {
   fail?: { status: number; message: string; type?: string; param?: string };
   /** Send an error event after this many chunks, in the flavour's streaming form. */
   streamErrorAfter?: { chunks: number; code: number; message: string; type: string };
-  /** Destroy the socket after this many chunks, without [DONE]. */
+  /** Close the socket (once what was written is flushed) after this many chunks, without [DONE]. */
   cutAfterChunks?: number;
   /** Send a data line that is not JSON after this many chunks. */
   malformedAfterChunks?: number;
+  /** Reset the connection instead of answering. */
+  dropConnection?: boolean;
   /** llama.cpp: still loading its model (503 on every route, /health included). */
   loading: boolean;
   /** vLLM's error body: nested `{"error":{...}}` (current) or flat `{"object":"error",...}` (before 0.10). */
@@ -122,6 +124,7 @@ export class LoopbackOpenAiServer {
     const behaviour = this.behaviour;
     if (behaviour.headerDelayMs > 0) await sleep(behaviour.headerDelayMs);
     if (res.destroyed) return;
+    if (behaviour.dropConnection) return void req.socket.destroy();
     if (behaviour.loading && this.flavour === 'llama.cpp')
       return this.send(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
     if (behaviour.fail) return this.error(res, behaviour.fail.status, behaviour.fail.message, behaviour.fail.type, behaviour.fail.param);
@@ -221,7 +224,7 @@ export class LoopbackOpenAiServer {
     const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
     if (chat && !(await write(data({ id, object, model: modelName, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })))) return;
     for (const [index, piece] of pieces.entries()) {
-      if (behaviour.cutAfterChunks === index) return void res.socket?.destroy();
+      if (behaviour.cutAfterChunks === index) return void res.socket?.destroySoon();
       if (behaviour.malformedAfterChunks === index) {
         await write('data: {"choices": [\n\n');
         return void res.end();
@@ -237,7 +240,7 @@ export class LoopbackOpenAiServer {
       }
       if (!(await write(data({ id, object, model: modelName, choices: [choice(piece, null)] })))) return;
     }
-    if (behaviour.cutAfterChunks !== undefined && behaviour.cutAfterChunks >= pieces.length) return void res.socket?.destroy();
+    if (behaviour.cutAfterChunks !== undefined && behaviour.cutAfterChunks >= pieces.length) return void res.socket?.destroySoon();
     if (this.flavour === 'vllm') {
       // vLLM: the finish chunk, then (asked for) a usage chunk with no choices.
       if (!(await write(data({ id, object, model: modelName, choices: [choice(chat ? undefined : '', finish)] })))) return;

@@ -360,7 +360,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
         kind,
         setTimeout(() => {
           state.expired ??= kind;
-          controller.abort(new EngineError('timeout', 'The upstream engine did not answer in time'));
+          controller.abort(new EngineError('timeout', `The upstream engine did not answer in time (${kind} timeout)`));
         }, ms[kind]),
       );
     const onAbort = () => controller.abort(callerSignal?.reason);

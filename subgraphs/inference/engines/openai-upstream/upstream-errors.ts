@@ -36,7 +36,9 @@ export function isErrorPayload(payload: unknown): boolean {
  */
 export function engineErrorFor(failure: UpstreamFailure, model: string | undefined): EngineError {
   const { status, message = '', type = '' } = failure;
-  if (status === 503 && (/loading/i.test(message) || type === 'unavailable_error'))
+  // llama.cpp answers 503 {"message":"Loading model","type":"unavailable_error"} until its model is
+  // in memory; the same type without that message is an overloaded server.
+  if (status === 503 && /loading/i.test(message))
     return new EngineError('model_loading', 'The model is still loading on the upstream engine');
   if (status === 404) {
     // A route the upstream lacks is its configuration, not the caller's model.
