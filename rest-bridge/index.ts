@@ -2,7 +2,7 @@ import type { ApolloServer } from '@apollo/server';
 import { filterSchema, pruneSchema } from '@graphql-tools/utils';
 import express, { type NextFunction, type Request, type Response as ExpressResponse } from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
-import { createSofa, useSofa } from 'sofa-api';
+import { createSofa, createSofaRouter } from 'sofa-api';
 import type { EdgeContext } from '../gateway/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
@@ -10,7 +10,9 @@ import { buildOpenApiDocument, customScalarSchemas, sofaOperation, type OpenApiE
 import { RouteTable } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
 
-type SofaConfig = Parameters<typeof useSofa>[0];
+type SofaConfig = Parameters<typeof createSofa>[0];
+/** What fets's Swagger UI takes as its document: its parameter types are narrower than OpenAPI's own. */
+type SwaggerSpec = NonNullable<NonNullable<SofaConfig['swaggerUI']>['spec']>;
 
 /** The context sofa hands to `execute`: the edge's, plus the body fields sent as explicit nulls. */
 interface BridgeContext extends EdgeContext {
@@ -131,12 +133,16 @@ export function createRestBridge(options: RestBridgeOptions) {
     return result;
   }) as unknown as SofaConfig['execute'];
 
-  const sofaSettings = { basePath: options.basePath, schema, routes: options.routes, ignore: options.expanded ?? [], depthLimit: 1 };
-  const router = useSofa({
-    ...sofaSettings,
+  const scalars = customScalarSchemas(schema);
+  const sofa = createSofa({
+    basePath: options.basePath,
+    schema,
+    routes: options.routes,
+    ignore: options.expanded ?? [],
+    depthLimit: 1,
     execute,
-    // Without these, sofa writes `$ref`s to custom scalars that its document never defines.
-    customScalars: customScalarSchemas(schema),
+    // Without these, sofa's routes would describe custom scalars by `$ref`s to nothing.
+    customScalars: scalars,
     context: ({ req, explicitNulls }: { req: Request; explicitNulls: Set<string> }): BridgeContext => ({
       principal: req.principal!,
       requestId: String(req.id),
@@ -150,24 +156,21 @@ export function createRestBridge(options: RestBridgeOptions) {
         headers: { 'content-type': 'application/json; charset=utf-8', [API_ERROR]: '1' },
       });
     },
-    openAPI: { info: { title: options.title, version: '1.0.0', description: options.description } },
   } as SofaConfig & { context: unknown });
 
   // Sofa's own document leaves custom scalars undefined and describes types, not what is sent:
-  // the one served (openapi.json and the /docs page) is built from the operations sofa runs.
-  const { models } = createSofa(sofaSettings);
+  // the one served (openapi.json below, and the /docs page) is built from the operations sofa runs.
   const document = buildOpenApiDocument({
     title: options.title,
     description: options.description,
     basePath: options.basePath,
     schema,
     routes: options.routes,
-    operations: new Map(Object.keys(options.routes).map((path) => [path, sofaOperation(schema, path, { models, ignore: sofaSettings.ignore, depthLimit: 1 })])),
+    operations: new Map(Object.keys(options.routes).map((path) => [path, sofaOperation(schema, path, sofa)])),
     extras: options.openApi,
+    scalars,
   });
-  const served = router.openAPIDocument as Record<string, unknown>;
-  for (const key of Object.keys(served)) delete served[key];
-  Object.assign(served, document);
+  const router = createSofaRouter({ ...sofa, openAPI: { endpoint: false }, swaggerUI: { spec: document as unknown as SwaggerSpec } });
 
   const documentation = new Set([openApiPath(options.basePath), `${options.basePath}/docs`]);
   // The body is read here, once, so that its JSON is checked and its explicit nulls are known.
@@ -185,6 +188,7 @@ export function createRestBridge(options: RestBridgeOptions) {
         fail(req, res, { status: 405, code: 'method_not_allowed', message: `${req.method} is not allowed on ${url.pathname}; use GET` });
         return;
       }
+      if (url.pathname === openApiPath(options.basePath)) return void res.json(document);
     } else {
       const match = table.match(req.method, url.pathname);
       if (match.kind === 'none') return void unknownEndpoint(req, res);

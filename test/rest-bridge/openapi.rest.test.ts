@@ -169,6 +169,21 @@ describe('the OpenAPI documents', () => {
     expect(documents.traceroute.components.schemas.DateTime).toMatchObject({ type: 'string', format: 'date-time' });
   });
 
+  it('are the ones the /docs pages show', async () => {
+    for (const [api, url, auth] of [
+      ['membership', '/api/v1/docs', { key: liveKey }],
+      ['traceroute', '/v1/public/docs', { headers: { 'x-api-key': tracerouteKey } }],
+    ] as const) {
+      const response = await platform.request(url, auth);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      // Swagger UI's options, the document among them, are inlined as JSON into the page.
+      const options = /SwaggerUIBundle\((\{[\s\S]*\})\)\}<\/script>/.exec(await response.text());
+      expect(options, api).not.toBeNull();
+      expect((JSON.parse(options![1]) as { spec: Document }).spec, api).toEqual(documents[api]);
+    }
+  });
+
   it('make the contract check fail on a body that drifts from them', () => {
     const contract = new Contract(documents.membership);
     const member = {
