@@ -16,18 +16,13 @@ import {
 } from '../../engine/text-engine.js';
 import { guardedImageFetcher, type ImageFetcher } from './image-fetcher.js';
 import type { ImageFormat } from './image-format.js';
+import { OCR_DEFAULTS } from './ocr-defaults.js';
 import { readImageInput } from './image-input.js';
 import { OcrWorkerPool } from './ocr-worker-pool.js';
 import { traineddataProblem } from './traineddata-check.js';
 
 /** The one model this engine serves: Tesseract's English LSTM model. */
 export const OCR_MODEL_ID = 'ocr-eng';
-
-export const OCR_DEFAULTS = {
-  maxImageBytes: 10 * 1024 * 1024,
-  imageFetchTimeoutMs: 10_000,
-  workers: 1,
-} as const;
 
 export interface OcrEngineOptions {
   /** Largest image accepted, decoded, from a data URI or a URL (default 10 MiB). */
