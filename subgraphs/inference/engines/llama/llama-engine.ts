@@ -1,0 +1,207 @@
+import { availableParallelism } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  EngineError,
+  type EngineHealth,
+  type EngineModel,
+  type GenerationEvent,
+  type GenerationInput,
+  type GenerationRequest,
+  type SamplingParam,
+  type TextEngine,
+  type TokenizeResult,
+} from '../../engine/text-engine.js';
+import type { WorkerGrammar } from './llama-protocol.js';
+import { LlamaModelWorker } from './llama-model-worker.js';
+import { choiceToGbnf, regexToGbnf } from './regex-to-gbnf.js';
+
+export interface LlamaEngineOptions {
+  /** Every *.gguf file here is a model, its id the file name without .gguf. */
+  modelsDir: string;
+  /** Parallel sequences per model: that many generations run at once. Default 6. */
+  sequences?: number;
+  /** Tokens per sequence; default the model's trained context length, capped at 4096. */
+  contextSize?: number;
+  /** CPU threads per model; default the cores but one (at least 1). */
+  threads?: number;
+  /** A model still loading after this long is failed. Default 5 minutes. */
+  loadTimeoutMs?: number;
+  /** Requests that may wait for a model whose sequences are all busy; more are refused. Default 64. */
+  maxWaiting?: number;
+}
+
+const DEFAULT_CONTEXT_CAP = 4096;
+
+// The spec's Service I extras that llama.cpp (through node-llama-cpp 3.22) has no sampler for.
+const UNSUPPORTED: Partial<Record<SamplingParam, string>> = { topA: 'top_a', tfs: 'tfs', typicalP: 'typical_p', mirostat: 'mirostat' };
+
+interface Entry {
+  worker: LlamaModelWorker;
+  /** Size and modification time: a replaced file is loaded afresh. */
+  signature: string;
+}
+
+/**
+ * The embedded llama.cpp text engine: each GGUF in the models folder runs in a worker process of
+ * its own (a malformed file aborts only that process), with N parallel sequences as its capacity.
+ * A request finding every sequence busy waits in arrival order (up to `maxWaiting` requests, then
+ * 'unavailable'); its AbortSignal takes it out of the queue or stops its generation at once.
+ */
+export class LlamaEngine implements TextEngine {
+  readonly kind = 'llama' as const;
+  readonly unsupported: ReadonlySet<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'> = new Set(Object.keys(UNSUPPORTED) as SamplingParam[]);
+  private readonly entries = new Map<string, Entry>();
+  private scanning: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: LlamaEngineOptions) {
+    const sequences = options.sequences ?? 6;
+    if (!Number.isInteger(sequences) || sequences < 1) throw new RangeError('sequences must be a positive integer');
+  }
+
+  /** Reads the folder: new files start loading, replaced ones reload, removed ones stop. */
+  private scan(): Promise<void> {
+    this.scanning ??= this.doScan().finally(() => {
+      this.scanning = null;
+    });
+    return this.scanning;
+  }
+
+  private async doScan(): Promise<void> {
+    if (this.closed) return;
+    let names: string[];
+    try {
+      names = (await readdir(this.options.modelsDir)).filter((name) => name.toLowerCase().endsWith('.gguf'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') names = [];
+      else throw error;
+    }
+    const seen = new Set<string>();
+    for (const name of names) {
+      const id = name.slice(0, -'.gguf'.length);
+      const path = join(this.options.modelsDir, name);
+      let signature: string;
+      try {
+        const info = await stat(path);
+        if (!info.isFile()) continue;
+        signature = `${info.size}:${info.mtimeMs}`;
+      } catch {
+        continue;
+      }
+      seen.add(id);
+      const entry = this.entries.get(id);
+      if (entry?.signature === signature) continue;
+      if (entry) await entry.worker.close();
+      this.entries.set(id, { signature, worker: this.startWorker(id, path) });
+    }
+    for (const [id, entry] of this.entries) {
+      if (seen.has(id)) continue;
+      this.entries.delete(id);
+      await entry.worker.close();
+    }
+  }
+
+  private startWorker(id: string, modelPath: string): LlamaModelWorker {
+    return new LlamaModelWorker({
+      id,
+      load: {
+        modelPath,
+        sequences: this.options.sequences ?? 6,
+        contextSize: this.options.contextSize ?? DEFAULT_CONTEXT_CAP,
+        threads: this.options.threads ?? Math.max(1, availableParallelism() - 1),
+      },
+      loadTimeoutMs: this.options.loadTimeoutMs ?? 5 * 60_000,
+      maxWaiting: this.options.maxWaiting ?? 64,
+    });
+  }
+
+  async models(): Promise<EngineModel[]> {
+    await this.scan();
+    return [...this.entries.values()]
+      .map(({ worker }): EngineModel => {
+        const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status };
+        if (worker.error !== undefined) model.error = worker.error;
+        return model;
+      })
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Resolves when every model in the folder has loaded or failed. */
+  async settled(): Promise<EngineModel[]> {
+    await this.scan();
+    await Promise.all([...this.entries.values()].map(({ worker }) => worker.settled()));
+    return this.models();
+  }
+
+  /** Each model's sequences, how many are busy and how many requests wait for one. */
+  async capacity(): Promise<{ model: string; sequences: number; busy: number; waiting: number }[]> {
+    await this.scan();
+    return [...this.entries.values()].map(({ worker }) => ({ model: worker.id, ...worker.load() }));
+  }
+
+  private async worker(model: string): Promise<LlamaModelWorker> {
+    if (this.closed) throw new EngineError('unavailable', 'The llama engine is closed');
+    // A file dropped in since the last scan is found without waiting for the next models() call.
+    if (!this.entries.has(model)) await this.scan();
+    const entry = this.entries.get(model);
+    if (!entry) throw new EngineError('model_not_found', `Model ${model} is not in the llama models folder`);
+    return entry.worker;
+  }
+
+  private grammar(request: GenerationRequest): WorkerGrammar | undefined {
+    const guided = request.guided;
+    if (!guided) return undefined;
+    if (guided.kind === 'regex') return { kind: 'gbnf', gbnf: regexToGbnf(guided.pattern), param: 'guided_regex' };
+    if (guided.kind === 'choice') return { kind: 'gbnf', gbnf: choiceToGbnf(guided.choices), param: 'guided_choice' };
+    if (typeof guided.schema !== 'object' || guided.schema === null || Array.isArray(guided.schema)) {
+      throw new EngineError('invalid_request', 'guided_json must be a JSON schema object', 'guided_json');
+    }
+    return { kind: 'json', schema: guided.schema };
+  }
+
+  private checkSampling(request: GenerationRequest): void {
+    const sampling = request.sampling;
+    for (const [name, wire] of Object.entries(UNSUPPORTED)) {
+      if (sampling[name as SamplingParam] !== undefined) throw new EngineError('unsupported_parameter', `${wire} is not supported by the llama engine`, wire);
+    }
+    const { maxTokens, seed, topK, noRepeatNgramSize } = sampling;
+    if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 0)) throw new EngineError('invalid_request', 'max_tokens must be a non-negative integer', 'max_tokens');
+    if (seed !== undefined && (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)) throw new EngineError('invalid_request', 'seed must be an integer from 0 to 4294967295', 'seed');
+    if (topK !== undefined && (!Number.isInteger(topK) || topK < 0)) throw new EngineError('invalid_request', 'top_k must be a non-negative integer', 'top_k');
+    if (noRepeatNgramSize !== undefined && (!Number.isInteger(noRepeatNgramSize) || noRepeatNgramSize < 0)) {
+      throw new EngineError('invalid_request', 'no_repeat_ngram_size must be a non-negative integer', 'no_repeat_ngram_size');
+    }
+  }
+
+  async *generate(request: GenerationRequest): AsyncIterable<GenerationEvent> {
+    this.checkSampling(request);
+    const grammar = this.grammar(request);
+    const worker = await this.worker(request.model);
+    yield* worker.generate(request.input, request.sampling, grammar, request.signal);
+  }
+
+  async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
+    const worker = await this.worker(model);
+    const tokens = await worker.tokenize(input);
+    return { count: tokens.length, maxModelLen: worker.contextLength, tokens };
+  }
+
+  async health(): Promise<EngineHealth> {
+    try {
+      const models = await this.models();
+      const failed = models.filter((model) => model.status === 'failed').map((model) => model.id);
+      const ready = models.filter((model) => model.status === 'ready').length;
+      return { ok: true, detail: `${ready} of ${models.length} models ready${failed.length ? `; failed: ${failed.join(', ')}` : ''}` };
+    } catch (error) {
+      return { ok: false, detail: `The models folder ${this.options.modelsDir} cannot be read: ${(error as Error).message}` };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.scanning;
+    await Promise.all([...this.entries.values()].map(({ worker }) => worker.close()));
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,33 @@
+import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, Usage } from '../../engine/text-engine.js';
+
+/**
+ * Messages between the llama engine and its worker process (one per model file), over the IPC
+ * channel of child_process.fork. Types only: the worker runs under Node's type stripping.
+ */
+
+/** A grammar the worker builds: GBNF the parent already made (regex, choice) or a JSON schema for node-llama-cpp. */
+export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' | 'guided_choice' } | { kind: 'json'; schema: Record<string, unknown> };
+
+export interface WorkerLoadOptions {
+  modelPath: string;
+  sequences: number;
+  /** Tokens per sequence; null takes the model's trained context length. */
+  contextSize: number | null;
+  threads: number;
+}
+
+export type ToWorker =
+  | { type: 'load'; options: WorkerLoadOptions }
+  | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar }
+  | { type: 'abort'; id: number }
+  | { type: 'tokenize'; id: number; input: GenerationInput };
+
+export type FromWorker =
+  | { type: 'ready'; contextLength: number }
+  | { type: 'load_failed'; error: string }
+  | { type: 'delta'; id: number; text: string }
+  | { type: 'done'; id: number; finishReason: FinishReason; usage: Usage; tokenIds: number[] }
+  /** The sequence of an aborted generation is cleared and free again. */
+  | { type: 'aborted'; id: number }
+  | { type: 'failed'; id: number; reason: EngineErrorReason; message: string; param?: string }
+  | { type: 'tokens'; id: number; tokens: number[] };

@@ -1,0 +1,301 @@
+/**
+ * The llama engine's worker: one process per model file, forked by LlamaEngine. llama.cpp aborts
+ * the process that loads a malformed GGUF (GGML_ASSERT), so nothing else may live here. It runs
+ * under Node's own type stripping (no loader), hence erasable syntax and type-only local imports.
+ */
+import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluationState, TokenBias } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
+import { randomInt } from 'node:crypto';
+import type { ChatMessage, GenerationInput, SamplingParams } from '../../engine/text-engine.js';
+import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions } from './llama-protocol.js';
+
+// llama.cpp's default window for the repetition penalties (penalty_last_n).
+const PENALTY_LAST_N = 64;
+// DRY looks this far back; node-llama-cpp's "whole context" (-1) reaches the prebuilt sampler as no window at all.
+const DRY_LAST_N = 1024;
+
+interface Loaded {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  sequences: LlamaContextSequence[];
+  chatWrapper: ChatWrapper | null;
+}
+
+class Refusal extends Error {
+  reason: 'invalid_request' | 'unsupported_parameter';
+  param: string | undefined;
+  constructor(reason: 'invalid_request' | 'unsupported_parameter', message: string, param?: string) {
+    super(message);
+    this.reason = reason;
+    this.param = param;
+  }
+}
+
+let loaded: Loaded | null = null;
+const running = new Map<number, AbortController>();
+
+function send(message: FromWorker): void {
+  process.send?.(message);
+}
+
+async function load(options: WorkerLoadOptions): Promise<void> {
+  // build 'never' + skipDownload: the prebuilt CPU binary or nothing; no compile, no network.
+  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false, maxThreads: options.threads, logLevel: 'error' as never });
+  const model = await llama.loadModel({ modelPath: options.modelPath });
+  const contextSize = Math.min(options.contextSize ?? model.trainContextSize, model.trainContextSize);
+  const context = await model.createContext({ sequences: options.sequences, contextSize, threads: options.threads });
+  const sequences = Array.from({ length: options.sequences }, () => context.getSequence());
+  const template = model.fileInfo.metadata.tokenizer?.chat_template;
+  const chatWrapper = typeof template === 'string' && template !== '' ? new JinjaTemplateChatWrapper({ template, tokenizer: model.tokenizer }) : null;
+  loaded = { llama, model, context, sequences, chatWrapper };
+  send({ type: 'ready', contextLength: sequences[0].contextSize });
+}
+
+function text(message: ChatMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  if (message.content.some((part) => part.type !== 'text')) throw new Refusal('invalid_request', 'This model takes text only; the message has an image part', 'messages');
+  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** The prompt's tokens (the model's own chat template applied for chat) and, for chat, the template's stop triggers as token runs. */
+function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[]; triggers: Token[][] } {
+  const { model } = state;
+  let tokens: Token[];
+  let triggers: Token[][] = [];
+  if (input.kind === 'chat') {
+    if (!state.chatWrapper) throw new Refusal('invalid_request', 'This model has no chat template in its GGUF metadata; use completions', 'messages');
+    const chatHistory: ChatHistoryItem[] = input.messages.map((message): ChatHistoryItem => {
+      const content = text(message);
+      if (message.role === 'system') return { type: 'system', text: content };
+      if (message.role === 'user') return { type: 'user', text: content };
+      return { type: 'model', response: [content] };
+    });
+    chatHistory.push({ type: 'model', response: [] });
+    const rendered = state.chatWrapper.generateContextState({ chatHistory });
+    tokens = rendered.contextText.tokenize(model.tokenizer);
+    triggers = rendered.stopGenerationTriggers.map((trigger) => trigger.tokenize(model.tokenizer, 'trimLeadingSpace')).filter((run) => run.length > 0);
+  } else {
+    tokens = model.tokenize(input.prompt, false);
+  }
+  const bos = model.tokens.bos;
+  if (model.tokens.shouldPrependBosToken && bos != null && tokens[0] !== bos) tokens = [bos, ...tokens];
+  return { tokens, triggers };
+}
+
+/**
+ * node-llama-cpp's JSON grammar, tightened for a client that parses the answer: its integers take
+ * exponents (860e515 is Infinity to JSON.parse, no integer), its exponents run to 16 digits, and
+ * it ends every document with four newlines for its own chat session's stop trigger.
+ */
+function jsonGrammarForClients(gbnf: string): string {
+  const exponent = ' ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
+  return gbnf
+    .split('\n')
+    .map((line) => {
+      if (line.startsWith('integer-number-rule ::=')) return line.replace(exponent, '');
+      if (line.startsWith('fractional-number-rule ::=')) return line.replace(exponent, ' ([eE] [-+]? [0-9]{1,2})?');
+      if (line.startsWith('root ::=')) return line.replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, '');
+      return line;
+    })
+    .join('\n');
+}
+
+async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<LlamaGrammarEvaluationState> {
+  let built: LlamaGrammar;
+  if (grammar.kind === 'json') {
+    let gbnf: string;
+    try {
+      gbnf = (await state.llama.createGrammarForJsonSchema(grammar.schema as never)).grammar;
+    } catch (error) {
+      throw new Refusal('invalid_request', `guided_json is not a JSON schema this engine can enforce: ${(error as Error).message}`, 'guided_json');
+    }
+    built = new LlamaGrammar(state.llama, { grammar: jsonGrammarForClients(gbnf) });
+  } else {
+    try {
+      built = new LlamaGrammar(state.llama, { grammar: grammar.gbnf });
+    } catch (error) {
+      // llama.cpp caps repetitions (nested {m,n} multiply) and refuses what it cannot build.
+      throw new Refusal('invalid_request', `${grammar.param} makes a grammar llama.cpp refuses (${(error as Error).message}); use fewer or smaller repetitions`, grammar.param);
+    }
+  }
+  return new LlamaGrammarEvaluationState({ model: state.model, grammar: built });
+}
+
+/** Bans every token that would complete an n-gram already present (Hugging Face's no_repeat_ngram_size). */
+function noRepeatNgramBias(state: Loaded, history: Token[], size: number): () => TokenBias {
+  return () => {
+    const bias = new TokenBias(state.model.tokenizer);
+    if (history.length < size - 1) return bias;
+    const tail = history.slice(history.length - (size - 1));
+    for (let start = 0; start + size <= history.length; start++) {
+      let same = true;
+      for (let i = 0; i < size - 1 && same; i++) same = history[start + i] === tail[i];
+      if (same) bias.set(history[start + size - 1], 'never');
+    }
+    return bias;
+  };
+}
+
+function samplingOptions(state: Loaded, sampling: SamplingParams, history: Token[]): SequenceEvaluateOptions {
+  // The spec's defaults (temperature 1, top_p 1, no top-k), not node-llama-cpp's (greedy, 0.95, 40).
+  const options: SequenceEvaluateOptions = {
+    temperature: sampling.temperature ?? 1,
+    topP: sampling.topP ?? 1,
+    topK: sampling.topK ?? 0,
+    minP: sampling.minP ?? 0,
+    seed: sampling.seed ?? randomInt(2 ** 31),
+    yieldEogToken: true,
+  };
+  if (sampling.repetitionPenalty !== undefined || sampling.presencePenalty !== undefined || sampling.frequencyPenalty !== undefined) {
+    options.repeatPenalty = {
+      punishTokens: () => history.slice(-PENALTY_LAST_N),
+      maxPunishTokens: PENALTY_LAST_N,
+      penalty: sampling.repetitionPenalty ?? 1,
+      presencePenalty: sampling.presencePenalty ?? 0,
+      frequencyPenalty: sampling.frequencyPenalty ?? 0,
+    };
+  }
+  if (sampling.dryMultiplier !== undefined && sampling.dryMultiplier > 0) {
+    options.dryRepeatPenalty = { strength: sampling.dryMultiplier, base: sampling.dryBase, allowedLength: sampling.dryAllowedLength, lastTokens: DRY_LAST_N };
+  }
+  if (sampling.noRepeatNgramSize !== undefined && sampling.noRepeatNgramSize > 0) options.tokenBias = noRepeatNgramBias(state, history, sampling.noRepeatNgramSize);
+  return options;
+}
+
+/** Length of the longest end of `text` that begins one of the stop strings (held back until it is decided). */
+function heldBack(text: string, stops: string[]): number {
+  let longest = 0;
+  for (const stop of stops) {
+    for (let length = Math.min(stop.length - 1, text.length); length > longest; length--) {
+      if (text.endsWith(stop.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
+function endsWithRun(tokens: Token[], run: Token[]): boolean {
+  if (tokens.length < run.length) return false;
+  return run.every((token, i) => tokens[tokens.length - run.length + i] === token);
+}
+
+function startsRun(tokens: Token[], triggers: Token[][]): boolean {
+  return triggers.some((run) => {
+    for (let length = Math.min(run.length - 1, tokens.length); length > 0; length--) if (endsWithRun(tokens, run.slice(0, length))) return true;
+    return false;
+  });
+}
+
+async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promise<void> {
+  const state = loaded;
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  const sequence = state?.sequences[message.slot];
+  try {
+    if (!state || !sequence) throw new Error('The model is not loaded');
+    const { tokens: prompt, triggers } = promptTokens(state, message.input);
+    const contextSize = sequence.contextSize;
+    const param = message.input.kind === 'chat' ? 'messages' : 'prompt';
+    if (prompt.length >= contextSize) throw new Refusal('invalid_request', `The prompt is ${prompt.length} tokens; this model's context holds ${contextSize}`, param);
+    const maxTokens = message.sampling.maxTokens ?? contextSize - prompt.length;
+    if (prompt.length + maxTokens > contextSize) {
+      throw new Refusal('invalid_request', `max_tokens ${maxTokens} plus the prompt's ${prompt.length} tokens exceed this model's context of ${contextSize}`, 'max_tokens');
+    }
+    const stops = (message.sampling.stop ?? []).filter((stop) => stop !== '');
+    const grammar = message.grammar ? await grammarState(state, message.grammar) : undefined;
+    const history = [...prompt];
+    const options = samplingOptions(state, message.sampling, history);
+    if (grammar) options.grammarEvaluationState = grammar;
+
+    await sequence.clearHistory();
+    const generated: Token[] = [];
+    let sampled = 0;
+    let emitted = 0;
+    let finishReason: 'stop' | 'length' | null = null;
+    let finalText: string | null = null;
+    const emit = (upTo: number, full: string) => {
+      if (upTo > emitted) send({ type: 'delta', id: message.id, text: full.slice(emitted, upTo) });
+      emitted = Math.max(emitted, upTo);
+    };
+
+    if (maxTokens === 0) finishReason = 'length';
+    else {
+      for await (const token of sequence.evaluate(prompt, options)) {
+        if (controller.signal.aborted) break;
+        sampled++;
+        history.push(token);
+        if (state.model.isEogToken(token)) {
+          finishReason = 'stop';
+          break;
+        }
+        generated.push(token);
+        const full = state.model.detokenize(generated);
+        const triggered = triggers.find((run) => endsWithRun(generated, run));
+        if (triggered) {
+          finalText = state.model.detokenize(generated.slice(0, generated.length - triggered.length));
+          finishReason = 'stop';
+          break;
+        }
+        let stopAt = -1;
+        for (const stop of stops) {
+          const at = full.indexOf(stop, emitted);
+          if (at !== -1 && (stopAt === -1 || at < stopAt)) stopAt = at;
+        }
+        if (stopAt !== -1) {
+          finalText = full.slice(0, stopAt);
+          finishReason = 'stop';
+          break;
+        }
+        if (sampled >= maxTokens) {
+          finishReason = 'length';
+          break;
+        }
+        // Hold back an unfinished UTF-8 character, a possible stop string's start and a possible trigger.
+        if (!startsRun(generated, triggers)) {
+          const safe = full.replace(/\uFFFD+$/u, '');
+          emit(safe.length - heldBack(safe, stops), full);
+        }
+      }
+    }
+    if (controller.signal.aborted) {
+      await sequence.clearHistory();
+      send({ type: 'aborted', id: message.id });
+      return;
+    }
+    const full = finalText ?? state.model.detokenize(generated);
+    emit(full.length, full);
+    await sequence.clearHistory();
+    send({ type: 'done', id: message.id, finishReason: finishReason ?? 'stop', usage: { promptTokens: prompt.length, completionTokens: sampled }, tokenIds: history.slice(prompt.length) });
+  } catch (error) {
+    if (sequence && !sequence.disposed) await sequence.clearHistory().catch(() => undefined);
+    if (error instanceof Refusal) send({ type: 'failed', id: message.id, reason: error.reason, message: error.message, param: error.param });
+    else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });
+  } finally {
+    running.delete(message.id);
+  }
+}
+
+function tokenize(message: Extract<ToWorker, { type: 'tokenize' }>): void {
+  try {
+    if (!loaded) throw new Error('The model is not loaded');
+    send({ type: 'tokens', id: message.id, tokens: promptTokens(loaded, message.input).tokens });
+  } catch (error) {
+    if (error instanceof Refusal) send({ type: 'failed', id: message.id, reason: error.reason, message: error.message, param: error.param });
+    else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });
+  }
+}
+
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'load') {
+    load(message.options).catch((error: unknown) => {
+      send({ type: 'load_failed', error: (error as Error).message });
+    });
+  } else if (message.type === 'generate') void generate(message);
+  else if (message.type === 'abort') running.get(message.id)?.abort();
+  else if (message.type === 'tokenize') tokenize(message);
+});
+// The parent gone means nobody reads our answers: leave rather than linger as an orphan.
+process.on('disconnect', () => process.exit(0));
