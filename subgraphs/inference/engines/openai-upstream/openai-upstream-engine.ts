@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
 import type {
+  ChatMessage,
   EngineHealth,
   EngineModel,
   FinishReason,
@@ -22,7 +23,7 @@ export interface UpstreamTimeouts {
   connectMs: number;
   /** From sending a generation until its first body byte (queueing and prompt processing). */
   firstByteMs: number;
-  /** A whole generation, first byte to last. */
+  /** A whole generation, from sending it to its last byte. */
   totalMs: number;
   /** Model listings, health probes and token counts (the spec's 30 s for listing endpoints). */
   listingMs: number;
@@ -37,6 +38,8 @@ export interface OpenAiUpstreamOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** Only these upstream model ids are listed and served; all of them when absent. */
   models?: string[];
+  /** Models the operator declares to take images, where the upstream's listing does not say (vLLM, Ollama, OpenAI). */
+  imageModels?: string[];
   /** How long a model listing is reused. */
   modelCacheMs?: number;
   /** Keep-alive connections kept open to the upstream. */
@@ -111,6 +114,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
   async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent> {
     this.assertServed(request.model);
     const chat = request.input.kind === 'chat';
+    if (!acceptsImageUrls(this.flavour) && request.input.kind === 'chat' && request.input.messages.some(hasImageUrl))
+      throw new EngineError('invalid_request', `Images must be base64 data URIs on this upstream (${this.flavour})`, 'messages');
     const body = {
       model: request.model,
       ...(request.input.kind === 'chat' ? { messages: request.input.messages } : { prompt: request.input.prompt }),
@@ -129,8 +134,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
       let usage: Usage | undefined;
       let ended = false;
       try {
-        for await (const event of readSseEvents(response.body)) {
-          deadline.clear('first byte');
+        for await (const event of readSseEvents(firstByte(response.body, () => deadline.clear('first byte')))) {
           // Read on to the body's end after [DONE]: a body left unread would cost the pooled connection.
           if (ended) continue;
           if (event.data === '[DONE]') {
@@ -194,7 +198,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
 
   async close(): Promise<void> {
     for (const controller of this.inFlight) controller.abort(new EngineError('unavailable', 'The engine is closing'));
-    await this.pool.close();
+    if (!this.pool.closed) await this.pool.close();
   }
 
   private async fetchModels(): Promise<EngineModel[]> {
@@ -208,7 +212,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
         id: entry.id,
         // vLLM's max_model_len, llama.cpp's n_ctx_train; 0 where the upstream does not say.
         contextLength: positive(entry.max_model_len) ?? positive(entry.meta?.n_ctx_train) ?? 0,
-        inputModalities: Array.isArray(modalities) && modalities.includes('image') ? ['text', 'image'] : ['text'],
+        inputModalities: (Array.isArray(modalities) && modalities.includes('image')) || this.options.imageModels?.includes(entry.id) ? ['text', 'image'] : ['text'],
         urlImageInput: acceptsImageUrls(this.flavour),
         status: this.modelStatus(entry),
       });
@@ -390,6 +394,22 @@ interface ModelEntry {
   meta?: { n_ctx_train?: unknown } | null;
   architecture?: { input_modalities?: unknown };
   status?: { value?: unknown; failed?: unknown };
+}
+
+// Passes the body through, calling `first` when its first chunk arrives.
+async function* firstByte(body: AsyncIterable<Buffer>, first: () => void): AsyncGenerator<Buffer> {
+  let seen = false;
+  for await (const chunk of body) {
+    if (!seen) {
+      seen = true;
+      first();
+    }
+    yield chunk;
+  }
+}
+
+function hasImageUrl(message: ChatMessage): boolean {
+  return typeof message.content !== 'string' && message.content.some((part) => part.type === 'image_url' && /^https?:/i.test(part.image_url.url));
 }
 
 function positive(value: unknown): number | undefined {

@@ -264,3 +264,46 @@ describe('guided output by flavour', () => {
     }
   });
 });
+
+describe('images and closing', () => {
+  let server: LoopbackOpenAiServer;
+
+  beforeAll(async () => {
+    server = await LoopbackOpenAiServer.start('vllm');
+  });
+  afterAll(() => server.close());
+  beforeEach(() => server.reset());
+
+  const picture = (url: string) => [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, { type: 'image_url' as const, image_url: { url } }] }];
+
+  it('passes image parts through as sent; Ollama refuses an http image URL before sending', async () => {
+    const vllmEngine = new OpenAiUpstreamEngine({ baseUrl: server.url, flavour: 'vllm' });
+    const ollama = new OpenAiUpstreamEngine({ baseUrl: server.url, flavour: 'ollama' });
+    await collect(vllmEngine, { model: 'loop-model', input: { kind: 'chat', messages: picture('https://example.com/cat.png') }, sampling: {} });
+    expect((server.requests.at(-1)!.body as { messages: unknown }).messages).toEqual(picture('https://example.com/cat.png'));
+    const sent = server.requests.length;
+    expect(await failure(collect(ollama, { model: 'loop-model', input: { kind: 'chat', messages: picture('http://example.com/cat.png') }, sampling: {} }))).toMatchObject({
+      reason: 'invalid_request',
+      param: 'messages',
+    });
+    expect(server.requests.length).toBe(sent);
+    await collect(ollama, { model: 'loop-model', input: { kind: 'chat', messages: picture('data:image/png;base64,iVBORw0KGgo=') }, sampling: {} });
+    expect(server.requests.length).toBe(sent + 1);
+    await Promise.all([vllmEngine.close(), ollama.close()]);
+  });
+
+  it('close() cancels a generation under way and closes the pool; a second close is harmless', async () => {
+    const engine = new OpenAiUpstreamEngine({ baseUrl: server.url, flavour: 'vllm' });
+    server.behaviour.reply = Array.from({ length: 200 }, (_, i) => ` w${i}`);
+    server.behaviour.chunkDelayMs = 20;
+    const closed = server.nextEarlyClose();
+    const iterator = engine.generate({ model: 'loop-model', input: { kind: 'chat', messages }, sampling: {}, signal: new AbortController().signal })[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toMatchObject({ type: 'delta' });
+    await engine.close();
+    const error = await failure(iterator.next());
+    expect(error).toMatchObject({ reason: 'unavailable' });
+    await closed;
+    await engine.close();
+    expect(await failure(collect(engine, { model: 'loop-model', input: { kind: 'chat', messages }, sampling: {} }))).toMatchObject({ reason: 'unavailable' });
+  });
+});

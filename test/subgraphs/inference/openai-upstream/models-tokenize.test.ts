@@ -48,6 +48,12 @@ describe('models and health', () => {
     await engine.close();
   });
 
+  it('takes the operator\'s word for image input where vLLM\'s listing does not say', async () => {
+    const engine = new OpenAiUpstreamEngine({ baseUrl: vllm.url, flavour: 'vllm', imageModels: ['Qwen/Qwen2.5-7B-Instruct'] });
+    expect((await engine.models()).map((model) => model.inputModalities)).toEqual([['text', 'image'], ['text']]);
+    await engine.close();
+  });
+
   it("lists llama.cpp's model with meta.n_ctx_train and the input modalities it declares", async () => {
     const engine = new OpenAiUpstreamEngine({ baseUrl: llama.url, flavour: 'llama.cpp' });
     expect(await engine.models()).toEqual([
