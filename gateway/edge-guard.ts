@@ -25,8 +25,8 @@ function worstBreach(states: WindowState[]): WindowState | undefined {
 
 /**
  * The edge's one pass over a request: authenticate the key as the interface's specification
- * says, count the request once in its windows (by key, or by client address when there is no
- * valid key, so guessing keys is limited too), answer with X-RateLimit-* headers, and refuse
+ * says, count the request once in its windows (by account and mode for membership keys, by key
+ * for others, by client address when there is no valid key, so guessing keys is limited too), answer with X-RateLimit-* headers, and refuse
  * with the interface's own status, error name and body. Accepted requests get `req.principal`.
  * GET on `publicPaths` (the OpenAPI documents) needs no key: it is counted by client address.
  */
@@ -50,10 +50,8 @@ export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: Edg
         else ({ principal, key } = result);
       }
 
-      const windows = edge.windows(principal, key);
-      const states = windows.length
-        ? await limiter.hit(principal ? `key:${principal.keyId}` : `ip:${req.ip}`, windows)
-        : [];
+      const windows = edge.windows(principal, key, req.ip);
+      const states = windows.length ? await limiter.hit(windows) : [];
       const shown = tightest(states);
       if (shown) {
         res.setHeader('X-RateLimit-Limit', String(shown.window.limit));

@@ -19,8 +19,11 @@ export interface EdgeInterface {
   kinds(req: Request): readonly KeyKind[];
   /** How a refused key is answered (status, error name, message). */
   refusal(reason: KeyRefusal, req: Request): ApiError;
-  /** The windows a request is counted in: per key once known, per client address before. */
-  windows(principal: Principal | undefined, key: ApiKey | undefined): LimitWindow[];
+  /**
+   * The windows a request is counted in, each naming whose count it is: the account and mode of
+   * a membership key, any other key itself, the client address without a valid key.
+   */
+  windows(principal: Principal | undefined, key: ApiKey | undefined, address: string | undefined): LimitWindow[];
   /** The error a breach of `window` gives. */
   exceeded(window: LimitWindow): ApiError;
   format: ErrorFormat;

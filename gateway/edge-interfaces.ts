@@ -36,13 +36,22 @@ export function tracerouteCredential(req: Request): string | undefined {
 }
 
 /**
- * Windows of a request, by key kind. Membership keys (live, test) share one per-minute window per
- * account and mode, so more keys do not mean more requests; traceroute keys count by hour and day
- * with their own limits, whichever interface (REST or /graphql) they come through; other kinds
- * per key and minute; requests without a valid key per client address.
+ * Windows of a request, by key kind, each with the subject it counts. Membership keys (live,
+ * test) share one per-minute window per account and mode (as Stripe counts), so more keys do not
+ * mean more requests; traceroute keys count by hour and day with their own limits, whichever
+ * interface (REST or /graphql) they come through; other kinds per key and minute; requests
+ * without a valid key per client address.
  */
-function windowsOf(limits: RateLimits, principal: Principal | undefined, key: { hourlyLimit?: number | null; dailyLimit?: number | null } | undefined): LimitWindow[] {
-  if (!principal) return [{ name: 'anonymous', seconds: MINUTE, limit: limits.anonymousPerMinute }];
+function windowsOf(
+  limits: RateLimits,
+  principal: Principal | undefined,
+  key: { hourlyLimit?: number | null; dailyLimit?: number | null } | undefined,
+  address: string | undefined,
+): LimitWindow[] {
+  // Node leaves the remote address unset once the socket is gone; such requests share one
+  // visible bucket rather than one spelled `ip:undefined` by accident.
+  if (!principal) return [{ name: 'anonymous', seconds: MINUTE, limit: limits.anonymousPerMinute, subject: `ip:${address || 'unknown'}` }];
+  const perKey = `key:${principal.keyId}`;
   switch (principal.kind) {
     case 'live':
     case 'test':
@@ -56,14 +65,14 @@ function windowsOf(limits: RateLimits, principal: Principal | undefined, key: { 
       ];
     case 'traceroute':
       return [
-        { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly },
-        { name: 'daily', seconds: DAY, limit: key?.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily },
+        { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly, subject: perKey },
+        { name: 'daily', seconds: DAY, limit: key?.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily, subject: perKey },
       ];
     case 'text':
     case 'image':
-      return [{ name: 'minute', seconds: MINUTE, limit: limits.inferencePerMinute }];
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.inferencePerMinute, subject: perKey }];
     case 'admin':
-      return [{ name: 'minute', seconds: MINUTE, limit: limits.livePerMinute }];
+      return [{ name: 'minute', seconds: MINUTE, limit: limits.livePerMinute, subject: perKey }];
   }
 }
 
@@ -88,7 +97,7 @@ export function membershipInterface(limits: RateLimits): EdgeInterface {
     credential: bearerCredential,
     kinds: () => ['live', 'test'],
     refusal: (reason) => MEMBERSHIP_REFUSALS[reason],
-    windows: (principal, key) => windowsOf(limits, principal, key),
+    windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: perMinuteBreach,
     format: membershipErrorFormat,
   };
@@ -119,7 +128,7 @@ export function graphqlInterface(limits: RateLimits): EdgeInterface {
     credential: bearerCredential,
     kinds: () => ['live', 'test', 'text', 'image', 'traceroute', 'admin'],
     refusal: (reason) => MEMBERSHIP_REFUSALS[reason],
-    windows: (principal, key) => windowsOf(limits, principal, key),
+    windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: (window) =>
       window.name === 'hourly' || window.name === 'daily' ? TRACEROUTE_BREACH(window) : perMinuteBreach(window),
     format: graphqlErrorFormat,
@@ -151,7 +160,7 @@ export function tracerouteInterface(limits: RateLimits): EdgeInterface {
     credential: tracerouteCredential,
     kinds: () => ['traceroute'],
     refusal: (reason) => TRACEROUTE_REFUSALS[reason],
-    windows: (principal, key) => windowsOf(limits, principal, key),
+    windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: TRACEROUTE_BREACH,
     format: tracerouteErrorFormat,
   };
@@ -175,7 +184,7 @@ export function serviceTInterface(limits: RateLimits): EdgeInterface {
     credential: bearerCredential,
     kinds: () => ['text'],
     refusal: (reason, req) => openAIRefusal(reason, 'text', req),
-    windows: (principal, key) => windowsOf(limits, principal, key),
+    windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: (window) => ({ ...perMinuteBreach(window), code: 'rate_limit_exceeded' }),
     format: openAIErrorFormat,
   };
@@ -197,7 +206,7 @@ export function serviceIInterface(limits: RateLimits, base: string): EdgeInterfa
     credential: bearerCredential,
     kinds: (req) => [needed(req)],
     refusal: (reason, req) => openAIRefusal(reason, needed(req), req),
-    windows: (principal, key) => windowsOf(limits, principal, key),
+    windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: perMinuteBreach,
     format: openAIErrorFormat,
   };

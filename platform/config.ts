@@ -46,7 +46,10 @@ export interface PlatformConfig {
   /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to SUBGRAPH_HOST and the subgraph's port. */
   subgraphUrls: Record<SubgraphName, string>;
   restBases: RestBases;
-  /** Requests per minute per key (membership keys and inference keys) and per client address without a valid key. */
+  /**
+   * Requests per minute: live and test per account and mode (all of its keys together), inference
+   * and admin per key, and per client address without a valid key.
+   */
   rateLimits: RateLimits;
   /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;

@@ -1,18 +1,14 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
 
-/** A fixed window: at most `limit` requests per `seconds`, counted under `name`. */
+/** A fixed window: at most `limit` requests of `subject` per `seconds`, counted under `name`. */
 export interface LimitWindow {
   /** Names the window in counters and in the error a breach gives (e.g. `hourly`). */
   name: string;
   seconds: number;
   limit: number;
-  /**
-   * Whose count this is, when not the request's own subject: membership windows are shared by
-   * every key of one account and mode (as Stripe counts), so that issuing more keys buys no more
-   * requests.
-   */
-  subject?: string;
+  /** Whose count this is: an account and mode, a key, or a client address (edge-interfaces.ts decides which). */
+  subject: string;
 }
 
 export interface WindowState {
@@ -32,7 +28,7 @@ export interface WindowState {
 const COUNTER_CEILING = Number.MAX_SAFE_INTEGER;
 
 /**
- * Counts requests per key in fixed windows, atomically: in process by default, in Redis (one
+ * Counts requests per subject in fixed windows, atomically: in process by default, in Redis (one
  * INCR-and-expire script per hit) when a client is given, so that all instances share one count.
  * A Redis outage falls back to in-process counting rather than failing requests.
  */
@@ -61,11 +57,11 @@ export class RateLimiter {
     return counter;
   }
 
-  /** Counts one request of `subject` (or of the window's own subject) in every window and reports each window's state. */
-  async hit(subject: string, windows: readonly LimitWindow[], now = Date.now()): Promise<WindowState[]> {
+  /** Counts one request in every window, each under its own subject, and reports each window's state. */
+  async hit(windows: readonly LimitWindow[], now = Date.now()): Promise<WindowState[]> {
     return Promise.all(
       windows.map(async (window) => {
-        const result: RateLimiterRes = await this.counter(window.seconds).consume(`${window.name}:${window.subject ?? subject}`, 1);
+        const result: RateLimiterRes = await this.counter(window.seconds).consume(`${window.name}:${window.subject}`, 1);
         const resetAt = Math.ceil((now + result.msBeforeNext) / 1000);
         return {
           window,

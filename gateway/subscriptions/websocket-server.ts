@@ -75,10 +75,11 @@ function refuse(message: string, code: string, reason: string): readonly GraphQL
 
 /**
  * graphql-ws on the gateway's /graphql. The key is sent once, in connectionParams, and checked
- * like an HTTP request's; each operation is counted in the key's rate-limit windows. Queries and
- * mutations run on the gateway's Apollo server; subscriptions are planned by the gateway's query
- * planner, their primary fetch is opened on the owning subgraph over graphql-ws, and each event
- * is completed across subgraphs (SubscriptionExecutor).
+ * like an HTTP request's; each operation counts in the windows such a request counts in (the
+ * account's for membership keys, the key's own for others). Queries and mutations run on the
+ * gateway's Apollo server; subscriptions are planned by the gateway's query planner, their
+ * primary fetch is opened on the owning subgraph over graphql-ws, and each event is completed
+ * across subgraphs (SubscriptionExecutor).
  */
 export function serveWebSockets(options: {
   httpServer: http.Server;
@@ -133,8 +134,8 @@ export function serveWebSockets(options: {
 
   /** A failed authentication counts in the client address's window, as over HTTP, so keys cannot be guessed over sockets either. */
   const refuseConnection = async (socket: WebSocket, address: string | undefined, reason: string) => {
-    const windows = options.edge.windows(undefined, undefined);
-    const breach = windows.length ? (await options.limiter.hit(`ip:${address}`, windows)).find((state) => state.exceeded) : undefined;
+    const windows = options.edge.windows(undefined, undefined, address);
+    const breach = windows.length ? (await options.limiter.hit(windows)).find((state) => state.exceeded) : undefined;
     if (breach) socket.close(CLOSE_TOO_MANY_REQUESTS, `Too many requests: ${options.edge.exceeded(breach.window).code}`);
     else socket.close(CLOSE_UNAUTHORIZED, reason);
     return false;
@@ -175,9 +176,9 @@ export function serveWebSockets(options: {
           forbid(state, expired);
           return refuse('The API key no longer authenticates', 'UNAUTHENTICATED', expired);
         }
-        // Every operation over the socket counts like one HTTP request of the key.
-        const windows = options.edge.windows(state.principal, state.key);
-        const breach = (await options.limiter.hit(`key:${state.principal.keyId}`, windows)).find((w) => w.exceeded);
+        // Every operation over the socket counts like one HTTP request with its key, in the same windows.
+        const windows = options.edge.windows(state.principal, state.key, undefined);
+        const breach = (await options.limiter.hit(windows)).find((w) => w.exceeded);
         if (breach) {
           const exceeded = options.edge.exceeded(breach.window);
           return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
