@@ -7,6 +7,7 @@ import {
   type ChatMessage,
   type EngineHealth,
   type EngineModel,
+  type FinishReason,
   type GenerationEvent,
   type GenerationInput,
   type GenerationRequest,
@@ -126,53 +127,45 @@ export class OcrEngine implements TextEngine {
     if (request.guided) throw new EngineError('unsupported_parameter', `guided_${request.guided.kind} is not supported by the ocr engine`, `guided_${request.guided.kind}`);
     const images = imageParts(request.input);
     const { maxTokens, stop = [] } = request.sampling;
-    const holdBack = stop.length ? Math.max(...stop.map((s) => s.length)) - 1 : 0;
 
-    let answer = '';
-    let emitted = 0;
+    // Every image is fetched and read before the first delta, so that a bad image is refused
+    // while the interface can still answer with an error status instead of a cut stream.
+    const inputs = [];
+    for (const image of images) {
+      inputs.push(await readImageInput(image.url, image.param, { maxBytes: this.maxImageBytes, fetchTimeoutMs: this.imageFetchTimeoutMs, fetcher: this.fetcher, signal: request.signal }));
+    }
     const readings: ImageReading[] = [];
-    const finish = (finishReason: 'stop' | 'length'): GenerationEvent => ({
+    const texts: string[] = [];
+    for (const [index, input] of inputs.entries()) {
+      const page = await this.recognize(input.bytes, images[index].param, request.signal);
+      readings.push({ format: input.format, bytes: input.bytes.length, confidence: page.confidence });
+      texts.push(page.text.trim());
+    }
+
+    let answer = texts.join('\n\n');
+    let finishReason: FinishReason = 'stop';
+    const stopAt = firstStop(answer, stop);
+    if (stopAt !== undefined) answer = answer.slice(0, stopAt);
+    if (maxTokens !== undefined && countWords(answer) > maxTokens) {
+      answer = answer.slice(0, endOfWord(answer, maxTokens));
+      finishReason = 'length';
+    }
+    // One delta per image, each image's text preceded by the blank line that separates it.
+    let from = 0;
+    let end = 0;
+    for (const [index, text] of texts.entries()) {
+      end += (index > 0 ? 2 : 0) + text.length;
+      const to = Math.min(answer.length, end);
+      if (to > from) yield { type: 'delta', text: answer.slice(from, to) };
+      from = to;
+    }
+    yield {
       type: 'done',
       finishReason,
       // No text goes in (the model reads pixels); what comes out is counted in recognised words.
-      usage: { promptTokens: 0, completionTokens: countWords(answer.slice(0, emitted)) },
-      extensions: {
-        ocr: { confidence: readings.length ? readings.reduce((sum, r) => sum + r.confidence, 0) / readings.length : 0, images: readings },
-      },
-    });
-
-    for (const [index, image] of images.entries()) {
-      const input = await readImageInput(image.url, image.param, {
-        maxBytes: this.maxImageBytes,
-        fetchTimeoutMs: this.imageFetchTimeoutMs,
-        fetcher: this.fetcher,
-        signal: request.signal,
-      });
-      const page = await this.recognize(input.bytes, image.param, request.signal);
-      readings.push({ format: input.format, bytes: input.bytes.length, confidence: page.confidence });
-      answer += (index > 0 ? '\n\n' : '') + page.text.trim();
-
-      const stopAt = firstStop(answer, stop);
-      if (stopAt !== undefined) {
-        answer = answer.slice(0, stopAt);
-        yield* this.flush(answer, emitted);
-        emitted = answer.length;
-        yield finish('stop');
-        return;
-      }
-      if (maxTokens !== undefined && countWords(answer) > maxTokens) {
-        answer = answer.slice(0, endOfWord(answer, maxTokens));
-        yield* this.flush(answer, emitted);
-        emitted = answer.length;
-        yield finish('length');
-        return;
-      }
-      // Text that could still be the start of a stop sequence waits for the next image.
-      const safe = index === images.length - 1 ? answer.length : Math.max(emitted, answer.length - holdBack);
-      yield* this.flush(answer.slice(0, safe), emitted);
-      emitted = safe;
-    }
-    yield finish('stop');
+      usage: { promptTokens: 0, completionTokens: countWords(answer) },
+      extensions: { ocr: { confidence: readings.reduce((sum, r) => sum + r.confidence, 0) / readings.length, images: readings } },
+    };
   }
 
   async tokenize(model: string, _input: GenerationInput): Promise<TokenizeResult> {
@@ -189,10 +182,6 @@ export class OcrEngine implements TextEngine {
   async close(): Promise<void> {
     this.closed = true;
     await this.pool.close();
-  }
-
-  private *flush(text: string, from: number): Generator<GenerationEvent> {
-    if (text.length > from) yield { type: 'delta', text: text.slice(from) };
   }
 
   private checkModel(model: string): void {

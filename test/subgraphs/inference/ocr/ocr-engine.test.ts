@@ -77,6 +77,15 @@ describe('reading text from images', () => {
     expect(ocr.confidence).toBeCloseTo((ocr.images[0].confidence + ocr.images[1].confidence) / 2);
   });
 
+  it('answers an image without text with nothing for it, not a guess', async () => {
+    const blank = encodePng(renderText(['     ']));
+    const { text, deltas, ocr, done } = await collect(engine, chat([imageMessage(dataUri(blank), dataUri(TAXIS))]));
+    expect(text).toBe('\n\nSEVEN TAXIS');
+    expect(deltas).toEqual([{ type: 'delta', text: '\n\nSEVEN TAXIS' }]);
+    expect(ocr.images[0].confidence).toBe(0);
+    expect(done).toMatchObject({ usage: { completionTokens: 2 } });
+  });
+
   it('honours max_tokens as recognised words, and stop sequences', async () => {
     const capped = await collect(engine, chat([imageMessage(dataUri(FOX))], { sampling: { maxTokens: 3 } }));
     expect(words(capped.text)).toEqual(['HELLO', 'WORLD', 'QUICK']);
@@ -100,6 +109,19 @@ describe('reading text from images', () => {
     await expect(pending).rejects.toThrow('client went away');
     const { text } = await collect(engine, chat([imageMessage(dataUri(TAXIS))]));
     expect(words(text)).toEqual(['SEVEN', 'TAXIS']);
+  });
+
+  it('queues requests beyond its workers, and drops a queued one that is aborted without harm', async () => {
+    const controller = new AbortController();
+    const first = collect(engine, chat([imageMessage(dataUri(FOX))]));
+    const queued = collect(engine, chat([imageMessage(dataUri(FOX))], { signal: controller.signal }));
+    const last = collect(engine, chat([imageMessage(dataUri(TAXIS))]));
+    // The first is being read by the only worker by now, so the second waits in the queue.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    controller.abort(new Error('gave up waiting'));
+    await expect(queued).rejects.toThrow('gave up waiting');
+    expect(words((await first).text)).toEqual(['HELLO', 'WORLD', 'QUICK', 'BROWN', 'FOX', 'JUMPS']);
+    expect(words((await last).text)).toEqual(['SEVEN', 'TAXIS']);
   });
 
   it('lists one ready vision model that takes image URLs', async () => {
@@ -158,6 +180,23 @@ describe('what an OCR model refuses', () => {
     expect(error.message).toMatch(/could not be decoded/);
     const { text } = await collect(engine, chat([imageMessage(dataUri(TAXIS))]));
     expect(words(text)).toEqual(['SEVEN', 'TAXIS']);
+  });
+
+  it('refuses a bad image among good ones before sending any text', async () => {
+    const broken = Buffer.concat([FOX.subarray(0, 16), Buffer.alloc(400, 7)]);
+    for (const urls of [
+      [dataUri(TAXIS), 'data:image/png;base64,' + Buffer.from('not an image').toString('base64')],
+      [dataUri(TAXIS), dataUri(broken)],
+    ]) {
+      const events: GenerationEvent[] = [];
+      const error = await refusal(
+        (async () => {
+          for await (const event of engine.generate(chat([imageMessage(...urls)]))) events.push(event);
+        })(),
+      );
+      expect(error).toMatchObject({ reason: 'invalid_request', param: 'messages[0].content[2].image_url.url' });
+      expect(events).toEqual([]);
+    }
   });
 
   it('refuses an image over the size cap before decoding it, by default 10 MiB', async () => {
