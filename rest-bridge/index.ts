@@ -6,7 +6,7 @@ import { createSofa, createSofaRouter } from 'sofa-api';
 import type { EdgeContext } from '../gateway/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
-import { buildOpenApiDocument, customScalarSchemas, sofaOperation, type OpenApiExtras } from './openapi.js';
+import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './openapi.js';
 import { RouteTable } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
 
@@ -133,7 +133,6 @@ export function createRestBridge(options: RestBridgeOptions) {
     return result;
   }) as unknown as SofaConfig['execute'];
 
-  const scalars = customScalarSchemas(schema);
   const sofa = createSofa({
     basePath: options.basePath,
     schema,
@@ -141,8 +140,6 @@ export function createRestBridge(options: RestBridgeOptions) {
     ignore: options.expanded ?? [],
     depthLimit: 1,
     execute,
-    // Without these, sofa's routes would describe custom scalars by `$ref`s to nothing.
-    customScalars: scalars,
     context: ({ req, explicitNulls }: { req: Request; explicitNulls: Set<string> }): BridgeContext => ({
       principal: req.principal!,
       requestId: String(req.id),
@@ -159,7 +156,8 @@ export function createRestBridge(options: RestBridgeOptions) {
   } as SofaConfig & { context: unknown });
 
   // Sofa's own document leaves custom scalars undefined and describes types, not what is sent:
-  // the one served (openapi.json below, and the /docs page) is built from the operations sofa runs.
+  // the one served (openapi.json below, and the /docs page) is built from the operations sofa
+  // runs. Sofa reads custom scalar schemas only for its own document, so it is given none.
   const document = buildOpenApiDocument({
     title: options.title,
     description: options.description,
@@ -168,7 +166,6 @@ export function createRestBridge(options: RestBridgeOptions) {
     routes: options.routes,
     operations: new Map(Object.keys(options.routes).map((path) => [path, sofaOperation(schema, path, sofa)])),
     extras: options.openApi,
-    scalars,
   });
   const router = createSofaRouter({ ...sofa, openAPI: { endpoint: false }, swaggerUI: { spec: document as unknown as SwaggerSpec } });
 

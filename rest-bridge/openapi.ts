@@ -58,8 +58,6 @@ export interface OpenApiOptions {
   /** The operation sofa runs for each `Type.field` of `routes`: responses are described from its selections. */
   operations: Map<string, OperationDefinitionNode>;
   extras?: OpenApiExtras;
-  /** customScalarSchemas(schema), when the caller has it already. */
-  scalars?: Record<string, SchemaObject>;
 }
 
 const BUILT_IN_SCALARS: Record<string, SchemaObject> = {
@@ -321,7 +319,7 @@ function operationFor(route: BridgeRoute & { graphqlPath: string }, options: Ope
  * say so, and nested objects are described as sofa sends them (cut to `{id}` unless expanded).
  */
 export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
-  const components = new Components(options.schema, options.scalars ?? customScalarSchemas(options.schema));
+  const components = new Components(options.schema, customScalarSchemas(options.schema));
   const paths: OpenApiDocument['paths'] = {};
   for (const [graphqlPath, route] of Object.entries(options.routes)) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');
