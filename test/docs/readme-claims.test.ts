@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SUBGRAPH_NAMES } from '../../platform/config.js';
 
 // The README is what users and operators read; these checks keep it from drifting from the code:
 // every setting the platform reads and every error code it can answer is documented there.
@@ -19,12 +20,18 @@ const sources = ['platform', 'gateway', 'rest-bridge', 'subgraphs', 'cli']
   .flatMap((dir) => sourceFiles(path.join(root, dir)))
   .map((file) => ({ file: path.relative(root, file), text: readFileSync(file, 'utf8') }));
 
-/** Environment variables read by the services: `env.NAME`, `env['NAME']` and the config helpers' `(env, 'NAME'`. */
+/**
+ * Environment variables read by the services: `env.NAME`, `env['NAME']`, the config helpers'
+ * `(env, 'NAME'`, and names built per subgraph at run time (`${name.toUpperCase()}_URL`), one for
+ * each of SUBGRAPH_NAMES.
+ */
 function settingsRead(): Map<string, string> {
   const found = new Map<string, string>();
   const patterns = [/\benv\.([A-Z][A-Z0-9_]+)\b/g, /\benv\[['`]([A-Z][A-Z0-9_]+)['`]\]/g, /\(env, '([A-Z][A-Z0-9_]+)'/g];
+  const perSubgraph = /`\$\{\w+\.toUpperCase\(\)\}_([A-Z][A-Z0-9_]*)`/g;
   for (const { file, text } of sources) {
     for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.set(match[1], file);
+    for (const match of text.matchAll(perSubgraph)) for (const name of SUBGRAPH_NAMES) found.set(`${name.toUpperCase()}_${match[1]}`, file);
   }
   // Set by the runtime or the test runner, not by an operator.
   for (const name of ['NODE_ENV', 'VITEST', 'CI']) found.delete(name);
@@ -45,6 +52,8 @@ describe('README.md', () => {
   it('documents every environment variable the platform reads', () => {
     const settings = settingsRead();
     expect(settings.size).toBeGreaterThan(10);
+    // Those the scan finds only by expanding a name built at run time, and those read by helpers.
+    for (const name of SUBGRAPH_NAMES) expect([...settings.keys()]).toEqual(expect.arrayContaining([`${name.toUpperCase()}_URL`, `${name.toUpperCase()}_PORT`]));
     const missing = [...settings].filter(([name]) => !readme.includes(`\`${name}\``)).map(([name, file]) => `${name} (${file})`);
     expect(missing).toEqual([]);
   });
