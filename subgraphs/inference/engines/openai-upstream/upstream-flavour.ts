@@ -1,5 +1,6 @@
 import type { GenerationInput, Guided, SamplingParam, SamplingParams, TextEngine } from '../../engine/text-engine.js';
 import { EngineError } from '../../engine/text-engine.js';
+import { regexToGbnf } from './regex-grammar.js';
 
 /** The OpenAI-compatible servers whose behaviour differs where it matters to the engine. */
 export const UPSTREAM_FLAVOURS = ['vllm', 'llama.cpp', 'ollama', 'openai'] as const;
@@ -48,10 +49,11 @@ const WIRE: Record<UpstreamFlavour, Partial<Record<SamplingParam, string>>> = {
 };
 
 // vLLM 0.12+ ignores guided_* silently, so only structured_outputs is sent; llama.cpp constrains
-// with json_schema or a GBNF grammar (no regex); OpenAI and Ollama take a JSON schema only.
+// with json_schema or a GBNF grammar (choices and regular expressions are translated to one);
+// OpenAI and Ollama take a JSON schema only.
 const GUIDED: Record<UpstreamFlavour, ReadonlySet<GuidedParam>> = {
   vllm: new Set(['guided_json', 'guided_regex', 'guided_choice']),
-  'llama.cpp': new Set(['guided_json', 'guided_choice']),
+  'llama.cpp': new Set(['guided_json', 'guided_regex', 'guided_choice']),
   ollama: new Set(['guided_json']),
   openai: new Set(['guided_json']),
 };
@@ -114,7 +116,7 @@ export function guidedBody(flavour: UpstreamFlavour, guided: Guided | undefined,
     case 'llama.cpp':
       if (guided.kind === 'json') return { json_schema: guided.schema };
       if (guided.kind === 'choice') return { grammar: choiceGrammar(guided.choices) };
-      throw unsupportedParameter(flavour, param);
+      return { grammar: regexToGbnf(guided.pattern) };
     case 'ollama':
     case 'openai':
       // response_format exists on chat only: the legacy completions route has no structured output.

@@ -178,7 +178,7 @@ describe('sampling parameters by flavour', () => {
     expect([...engineFor(vllm, 'vllm').unsupported].sort()).toEqual(
       ['dryAllowedLength', 'dryBase', 'dryMultiplier', 'mirostat', 'noRepeatNgramSize', 'tfs', 'topA', 'typicalP'].sort(),
     );
-    expect([...engineFor(llama, 'llama.cpp').unsupported].sort()).toEqual(['guided_regex', 'noRepeatNgramSize', 'tfs', 'topA'].sort());
+    expect([...engineFor(llama, 'llama.cpp').unsupported].sort()).toEqual(['noRepeatNgramSize', 'tfs', 'topA'].sort());
     expect([...engineFor(vllm, 'ollama').unsupported]).toEqual(expect.arrayContaining(['topK', 'minP', 'repetitionPenalty', 'guided_regex', 'guided_choice']));
     expect(engineFor(vllm, 'ollama').unsupported.has('guided_json')).toBe(false);
 
@@ -236,14 +236,16 @@ describe('guided output by flavour', () => {
     expect(sent(vllm)).toEqual({ structured_outputs: { choice: ['positive', 'negative'] } });
   });
 
-  it('llama.cpp gets json_schema for JSON and a GBNF grammar of quoted literals for choices; regex is refused', async () => {
+  it('llama.cpp gets json_schema for JSON and GBNF grammars for choices and regular expressions', async () => {
     const chat = { model: 'loop-model', input: { kind: 'chat' as const, messages }, sampling: {} };
     await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'json', schema } });
     expect(sent(llama)).toEqual({ json_schema: schema });
     await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'choice', choices: ['yes', 'say "no"', 'back\\slash\nline'] } });
     expect(sent(llama)).toEqual({ grammar: 'root ::= "yes" | "say \\"no\\"" | "back\\\\slash\\nline"' });
+    await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'regex', pattern: '^\\d{3}-[a-z]+$' } });
+    expect(sent(llama)).toEqual({ grammar: 'root ::= [0-9]{3} "\\x2d" [a-z]+' });
     const count = llama.requests.length;
-    const error = await failure(collect(engines['llama.cpp'], { ...chat, guided: { kind: 'regex', pattern: 'a+' } }));
+    const error = await failure(collect(engines['llama.cpp'], { ...chat, guided: { kind: 'regex', pattern: '(a)\\1' } }));
     expect(error).toMatchObject({ reason: 'unsupported_parameter', param: 'guided_regex' });
     expect(llama.requests.length).toBe(count);
   });
