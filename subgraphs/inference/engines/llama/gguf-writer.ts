@@ -1,5 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { GgufByteSink } from './gguf-byte-sink.js';
 
 /**
  * Writes a random-weight llama GGUF (format v3) that llama.cpp loads like any other model: tiny
@@ -96,49 +97,7 @@ function random(seed: number): () => number {
   };
 }
 
-class ByteSink {
-  private readonly chunks: Buffer[] = [];
-  length = 0;
-
-  push(buffer: Buffer): void {
-    this.chunks.push(buffer);
-    this.length += buffer.length;
-  }
-  u32(value: number): void {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(value);
-    this.push(b);
-  }
-  i32(value: number): void {
-    const b = Buffer.alloc(4);
-    b.writeInt32LE(value);
-    this.push(b);
-  }
-  u64(value: number): void {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(BigInt(value));
-    this.push(b);
-  }
-  f32(value: number): void {
-    const b = Buffer.alloc(4);
-    b.writeFloatLE(value);
-    this.push(b);
-  }
-  string(value: string): void {
-    const bytes = Buffer.from(value, 'utf8');
-    this.u64(bytes.length);
-    this.push(bytes);
-  }
-  pad(): void {
-    const rest = this.length % ALIGNMENT;
-    if (rest !== 0) this.push(Buffer.alloc(ALIGNMENT - rest));
-  }
-  buffer(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-}
-
-function writeScalar(sink: ByteSink, type: number, value: number | string | boolean): void {
+function writeScalar(sink: GgufByteSink, type: number, value: number | string | boolean): void {
   if (type === T_UINT32) sink.u32(value as number);
   else if (type === T_INT32) sink.i32(value as number);
   else if (type === T_FLOAT32) sink.f32(value as number);
@@ -206,7 +165,7 @@ export function randomGgufBytes(options: RandomGgufOptions = {}): Buffer {
     );
   }
 
-  const sink = new ByteSink();
+  const sink = new GgufByteSink(ALIGNMENT);
   sink.push(Buffer.from('GGUF', 'ascii'));
   sink.u32(3);
   sink.u64(tensors.length);

@@ -3,7 +3,7 @@
  * the process that loads a malformed GGUF (GGML_ASSERT), so nothing else may live here. It runs
  * under Node's own type stripping (no loader), hence erasable syntax and type-only local imports.
  */
-import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluationState, TokenBias } from 'node-llama-cpp';
+import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluationState, LlamaLogLevel, TokenBias } from 'node-llama-cpp';
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
 import { randomInt } from 'node:crypto';
 import type { ChatMessage, GenerationInput, SamplingParams } from '../../engine/text-engine.js';
@@ -22,14 +22,17 @@ interface Loaded {
   chatWrapper: ChatWrapper | null;
 }
 
-class Refusal extends Error {
-  reason: 'invalid_request' | 'unsupported_parameter';
-  param: string | undefined;
-  constructor(reason: 'invalid_request' | 'unsupported_parameter', message: string, param?: string) {
-    super(message);
-    this.reason = reason;
-    this.param = param;
-  }
+/** A refusal the parent passes on as an EngineError (anything else thrown is an engine failure). */
+interface Refusal extends Error {
+  refusal: { reason: 'invalid_request' | 'unsupported_parameter'; param?: string };
+}
+
+function refusal(reason: 'invalid_request' | 'unsupported_parameter', message: string, param?: string): Refusal {
+  return Object.assign(new Error(message), { refusal: { reason, param } });
+}
+
+function isRefusal(error: unknown): error is Refusal {
+  return error instanceof Error && 'refusal' in error;
 }
 
 let loaded: Loaded | null = null;
@@ -41,7 +44,7 @@ function send(message: FromWorker): void {
 
 async function load(options: WorkerLoadOptions): Promise<void> {
   // build 'never' + skipDownload: the prebuilt CPU binary or nothing; no compile, no network.
-  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false, maxThreads: options.threads, logLevel: 'error' as never });
+  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false, maxThreads: options.threads, logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: options.modelPath });
   const contextSize = Math.min(options.contextSize ?? model.trainContextSize, model.trainContextSize);
   const context = await model.createContext({ sequences: options.sequences, contextSize, threads: options.threads });
@@ -54,7 +57,7 @@ async function load(options: WorkerLoadOptions): Promise<void> {
 
 function text(message: ChatMessage): string {
   if (typeof message.content === 'string') return message.content;
-  if (message.content.some((part) => part.type !== 'text')) throw new Refusal('invalid_request', 'This model takes text only; the message has an image part', 'messages');
+  if (message.content.some((part) => part.type !== 'text')) throw refusal('invalid_request', 'This model takes text only; the message has an image part', 'messages');
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
@@ -64,7 +67,7 @@ function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[];
   let tokens: Token[];
   let triggers: Token[][] = [];
   if (input.kind === 'chat') {
-    if (!state.chatWrapper) throw new Refusal('invalid_request', 'This model has no chat template in its GGUF metadata; use completions', 'messages');
+    if (!state.chatWrapper) throw refusal('invalid_request', 'This model has no chat template in its GGUF metadata; use completions', 'messages');
     const chatHistory: ChatHistoryItem[] = input.messages.map((message): ChatHistoryItem => {
       const content = text(message);
       if (message.role === 'system') return { type: 'system', text: content };
@@ -108,7 +111,7 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
     try {
       gbnf = (await state.llama.createGrammarForJsonSchema(grammar.schema as never)).grammar;
     } catch (error) {
-      throw new Refusal('invalid_request', `guided_json is not a JSON schema this engine can enforce: ${(error as Error).message}`, 'guided_json');
+      throw refusal('invalid_request', `guided_json is not a JSON schema this engine can enforce: ${(error as Error).message}`, 'guided_json');
     }
     built = new LlamaGrammar(state.llama, { grammar: jsonGrammarForClients(gbnf) });
   } else {
@@ -116,7 +119,7 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
       built = new LlamaGrammar(state.llama, { grammar: grammar.gbnf });
     } catch (error) {
       // llama.cpp caps repetitions (nested {m,n} multiply) and refuses what it cannot build.
-      throw new Refusal('invalid_request', `${grammar.param} makes a grammar llama.cpp refuses (${(error as Error).message}); use fewer or smaller repetitions`, grammar.param);
+      throw refusal('invalid_request', `${grammar.param} makes a grammar llama.cpp refuses (${(error as Error).message}); use fewer or smaller repetitions`, grammar.param);
     }
   }
   return new LlamaGrammarEvaluationState({ model: state.model, grammar: built });
@@ -199,10 +202,10 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     const { tokens: prompt, triggers } = promptTokens(state, message.input);
     const contextSize = sequence.contextSize;
     const param = message.input.kind === 'chat' ? 'messages' : 'prompt';
-    if (prompt.length >= contextSize) throw new Refusal('invalid_request', `The prompt is ${prompt.length} tokens; this model's context holds ${contextSize}`, param);
+    if (prompt.length >= contextSize) throw refusal('invalid_request', `The prompt is ${prompt.length} tokens; this model's context holds ${contextSize}`, param);
     const maxTokens = message.sampling.maxTokens ?? contextSize - prompt.length;
     if (prompt.length + maxTokens > contextSize) {
-      throw new Refusal('invalid_request', `max_tokens ${maxTokens} plus the prompt's ${prompt.length} tokens exceed this model's context of ${contextSize}`, 'max_tokens');
+      throw refusal('invalid_request', `max_tokens ${maxTokens} plus the prompt's ${prompt.length} tokens exceed this model's context of ${contextSize}`, 'max_tokens');
     }
     const stops = (message.sampling.stop ?? []).filter((stop) => stop !== '');
     const grammar = message.grammar ? await grammarState(state, message.grammar) : undefined;
@@ -211,6 +214,9 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     if (grammar) options.grammarEvaluationState = grammar;
 
     await sequence.clearHistory();
+    // With the prompt's last tokens as context, a leading space of the answer is kept (SentencePiece drops it at a text's start).
+    const context = prompt.slice(-8);
+    const decode = (tokens: Token[]) => state.model.detokenize(tokens, false, context);
     const generated: Token[] = [];
     let sampled = 0;
     let emitted = 0;
@@ -232,10 +238,10 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
           break;
         }
         generated.push(token);
-        const full = state.model.detokenize(generated);
+        const full = decode(generated);
         const triggered = triggers.find((run) => endsWithRun(generated, run));
         if (triggered) {
-          finalText = state.model.detokenize(generated.slice(0, generated.length - triggered.length));
+          finalText = decode(generated.slice(0, generated.length - triggered.length));
           finishReason = 'stop';
           break;
         }
@@ -265,13 +271,13 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
       send({ type: 'aborted', id: message.id });
       return;
     }
-    const full = finalText ?? state.model.detokenize(generated);
+    const full = finalText ?? decode(generated);
     emit(full.length, full);
     await sequence.clearHistory();
     send({ type: 'done', id: message.id, finishReason: finishReason ?? 'stop', usage: { promptTokens: prompt.length, completionTokens: sampled }, tokenIds: history.slice(prompt.length) });
   } catch (error) {
     if (sequence && !sequence.disposed) await sequence.clearHistory().catch(() => undefined);
-    if (error instanceof Refusal) send({ type: 'failed', id: message.id, reason: error.reason, message: error.message, param: error.param });
+    if (isRefusal(error)) send({ type: 'failed', id: message.id, reason: error.refusal.reason, message: error.message, param: error.refusal.param });
     else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });
   } finally {
     running.delete(message.id);
@@ -283,7 +289,7 @@ function tokenize(message: Extract<ToWorker, { type: 'tokenize' }>): void {
     if (!loaded) throw new Error('The model is not loaded');
     send({ type: 'tokens', id: message.id, tokens: promptTokens(loaded, message.input).tokens });
   } catch (error) {
-    if (error instanceof Refusal) send({ type: 'failed', id: message.id, reason: error.reason, message: error.message, param: error.param });
+    if (isRefusal(error)) send({ type: 'failed', id: message.id, reason: error.refusal.reason, message: error.message, param: error.refusal.param });
     else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });
   }
 }

@@ -199,6 +199,21 @@ describe('guided output', () => {
     }
   });
 
+  it.each([
+    '\\d{3}-\\d{2,4}',
+    '[^a-z\\n]{3,5}',
+    '(cat|dog)s?!',
+    'a.b.c',
+    '\\w{1,6}@\\w{1,6}\\.(com|org)',
+    '[A-F0-9]{4}',
+    'x{0,3}y{1,4}z?',
+    '\\s[\\[\\]]\\(\\)\\.',
+  ])('guided_regex %s: every feature of the subset holds in what the model writes', async (pattern) => {
+    const answer = await collect(engine.generate(request({ maxTokens: 40, seed: 7 }, { guided: { kind: 'regex', pattern } })));
+    expect(answer.finishReason).toBe('stop');
+    expect(answer.text).toMatch(new RegExp(`^(?:${pattern})$`));
+  });
+
   it('guided_regex outside the subset is refused naming guided_regex', async () => {
     const error = await refusal(collect(engine.generate(request({ maxTokens: 4 }, { guided: { kind: 'regex', pattern: '(?=a)b' } }))));
     expect([error.reason, error.param]).toEqual(['invalid_request', 'guided_regex']);
