@@ -19,6 +19,14 @@ export function forwardTo(res: Response): Writable {
 }
 
 /**
+ * Whether the client closed the connection before `res` was finished (it went away, or its side
+ * reset the socket): what broke a stream into `res` was then the client, not its source.
+ */
+export function closedByClient(res: Response): boolean {
+  return res.destroyed && !res.writableFinished;
+}
+
+/**
  * Ends a response whose body has started without HTTP/1.1's last chunk: the socket is closed once
  * what was written is flushed, so every client sees an incomplete body (curl: "transfer closed
  * with outstanding read data remaining"; fetch: "terminated") instead of a short but whole one.

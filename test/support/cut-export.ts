@@ -9,11 +9,17 @@ export interface ReadBody {
 }
 
 /**
- * GETs an export `url` and ends its COPY's PostgreSQL backend after the response has started:
- * the export waits on a lock taken here, so its first bytes are out before its backend is ended.
- * Resolves with what the client read until the connection closed.
+ * GETs an export `url` and cuts it after the response has started: the export waits on a lock
+ * taken here, so its first bytes are out when its COPY's PostgreSQL backend is ended (`backend`)
+ * or the client closes the connection on them (`client`). Resolves with what the client read
+ * until the connection closed.
  */
-export async function exportCutMidStream(databaseUrl: string, url: string, headers: Record<string, string> = {}): Promise<ReadBody> {
+export async function exportCutMidStream(
+  databaseUrl: string,
+  url: string,
+  headers: Record<string, string> = {},
+  cut: 'backend' | 'client' = 'backend',
+): Promise<ReadBody> {
   const blocker = new pg.Client({ connectionString: databaseUrl });
   await blocker.connect();
   try {
@@ -23,11 +29,15 @@ export async function exportCutMidStream(databaseUrl: string, url: string, heade
       http.get(url, { headers }, (res) => {
         let body = '';
         res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
+        res.on('data', (chunk: string) => {
+          body += chunk;
+          if (cut === 'client') res.destroy();
+        });
         // An aborted chunked body ends with 'aborted' then 'close' and never 'end'.
         res.on('close', () => resolve({ status: res.statusCode!, body, complete: res.complete }));
       }).on('error', reject);
     });
+    if (cut === 'client') return await answer;
     let terminated = false;
     for (let i = 0; i < 100 && !terminated; i++) {
       const rows = await blocker.query(

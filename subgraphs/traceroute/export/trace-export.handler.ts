@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { validateSync } from 'class-validator';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { abortChunkedResponse, forwardTo } from '../../../platform/http-stream.js';
+import { abortChunkedResponse, closedByClient, forwardTo } from '../../../platform/http-stream.js';
 import { sendApiError, tracerouteErrorFormat, type ApiError } from '../../../rest-bridge/errors.js';
 import { restMessage } from '../../../rest-bridge/rest-names.js';
 import { tracerouteRestName } from '../../../rest-bridge/traceroute.routes.js';
@@ -207,6 +207,8 @@ export function createTraceExportHandler(options: { basePath: string; databaseUr
     } catch (error) {
       client.release(error as Error);
       if (!res.headersSent) return fail(req, res, { status: 500, code: 'internal_error', message: 'An internal error occurred' });
+      // A client that stops reading is no failure of the export: nobody is left to tell, nothing to fix.
+      if (closedByClient(res)) return void req.log?.debug({ err: error }, 'trace export ended: the client closed the connection');
       req.log?.error({ err: error }, 'trace export failed mid-stream');
       if (body && !res.destroyed) {
         const record = { error: 'export_failed', message: `The export failed after ${body.rows} traces; this body is incomplete`, request_id: String(req.id) };

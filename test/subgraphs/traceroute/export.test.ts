@@ -20,6 +20,8 @@ let subgraph: Subgraph;
 let server: http.Server;
 let base: string;
 let handler: ReturnType<typeof createTraceExportHandler>;
+/** What the handler logged, by level (a stand-in for pino-http's req.log). */
+const logged: { level: string; message: string; err?: unknown }[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -32,6 +34,8 @@ beforeAll(async () => {
   const app = express();
   app.use((req, _res, next) => {
     (req as unknown as { id: string }).id = 'req_test';
+    const record = (level: string) => (fields: { err?: unknown }, message: string) => logged.push({ level, message, err: fields.err });
+    (req as unknown as { log: object }).log = { error: record('error'), warn: record('warn'), info: record('info'), debug: record('debug') };
     next();
   });
   app.use(handler);
@@ -143,7 +147,9 @@ describe('GET /v1/public/traces/export', () => {
   });
 
   it('ends a body that fails after its first byte detectably: a trailing error record and no last chunk', async () => {
+    logged.length = 0;
     const { status, body, complete } = await exportCutMidStream(db.url, `${base}?hours=48`);
+    expect(logged.map(({ level, message }) => `${level}: ${message}`)).toEqual(['error: trace export failed mid-stream']);
     expect(status).toBe(200);
     expect(complete).toBe(false);
     expect(body.startsWith('{"data":[')).toBe(true);
@@ -156,6 +162,18 @@ describe('GET /v1/public/traces/export', () => {
     // The pool recovers: the next export is whole.
     const after = await fetch(`${base}?format=csv&limit=3`);
     expect(after.status).toBe(200);
+    expect(parseCsv(await after.text())).toHaveLength(4);
+  });
+
+  it('logs a client that leaves mid-stream at debug, not as a failed export', async () => {
+    logged.length = 0;
+    const { status, body } = await exportCutMidStream(db.url, `${base}?hours=48`, {}, 'client');
+    expect(status).toBe(200);
+    expect(body.startsWith('{"data":[')).toBe(true);
+    for (let i = 0; i < 100 && logged.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(logged.map(({ level, message }) => `${level}: ${message}`)).toEqual(['debug: trace export ended: the client closed the connection']);
+    // The pool recovers: the next export is whole.
+    const after = await fetch(`${base}?format=csv&limit=3`);
     expect(parseCsv(await after.text())).toHaveLength(4);
   });
 
