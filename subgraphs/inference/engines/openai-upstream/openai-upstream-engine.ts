@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
 import type {
-  ChatMessage,
   EngineHealth,
   EngineModel,
   FinishReason,
@@ -16,7 +15,7 @@ import type {
 import { EngineError } from '../../engine/text-engine.js';
 import { readSseEvents } from './sse-events.js';
 import { engineErrorFor, engineErrorForConnection, isErrorPayload, readFailure } from './upstream-errors.js';
-import { acceptsImageUrls, guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
+import { guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
 
 export interface UpstreamTimeouts {
   /** Opening the TCP (and TLS) connection. */
@@ -114,8 +113,6 @@ export class OpenAiUpstreamEngine implements TextEngine {
   async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent> {
     this.assertServed(request.model);
     const chat = request.input.kind === 'chat';
-    if (!acceptsImageUrls(this.flavour) && request.input.kind === 'chat' && request.input.messages.some(hasImageUrl))
-      throw new EngineError('invalid_request', `Images must be base64 data URIs on this upstream (${this.flavour})`, 'messages');
     const body = {
       model: request.model,
       ...(request.input.kind === 'chat' ? { messages: request.input.messages } : { prompt: request.input.prompt }),
@@ -213,7 +210,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
         // vLLM's max_model_len, llama.cpp's n_ctx_train; 0 where the upstream does not say.
         contextLength: positive(entry.max_model_len) ?? positive(entry.meta?.n_ctx_train) ?? 0,
         inputModalities: (Array.isArray(modalities) && modalities.includes('image')) || this.options.imageModels?.includes(entry.id) ? ['text', 'image'] : ['text'],
-        urlImageInput: acceptsImageUrls(this.flavour),
+        // Every flavour documents image_url parts by http(s) URL as well as base64 (Ollama's since its current docs).
+        urlImageInput: true,
         status: this.modelStatus(entry),
       });
     }
@@ -281,7 +279,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     });
   }
 
-  /** A short call (listing, probe, token count), answer read and all, under the listing deadline. */
+  // A short call (listing, probe, token count), answer read and all, under the listing deadline.
   private async call<T>(method: string, path: string, body: unknown, model: string | undefined, read: (response: ResponseBody) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     const deadline = this.deadlines(controller, undefined, ['listing']);
@@ -326,7 +324,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     throw this.failure(readFailure(response.statusCode, parsed), model);
   }
 
-  /** Turns a thrown failure into the caller's abort, our timeout, or an EngineError. */
+  // A thrown failure becomes the caller's abort reason, our timeout, or an EngineError.
   private mapFailure(error: unknown, deadline: Deadlines, callerSignal: AbortSignal | undefined, phase: 'connect' | 'stream'): unknown {
     if (error instanceof EngineError) return error;
     if (callerSignal?.aborted) return callerSignal.reason;
@@ -406,10 +404,6 @@ async function* firstByte(body: AsyncIterable<Buffer>, first: () => void): Async
     }
     yield chunk;
   }
-}
-
-function hasImageUrl(message: ChatMessage): boolean {
-  return typeof message.content !== 'string' && message.content.some((part) => part.type === 'image_url' && /^https?:/i.test(part.image_url.url));
 }
 
 function positive(value: unknown): number | undefined {

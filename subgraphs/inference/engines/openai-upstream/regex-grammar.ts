@@ -4,12 +4,11 @@ const PARAM = 'guided_regex';
 
 const CLASS_ESCAPES: Record<string, string> = { d: '0-9', w: 'a-zA-Z0-9_', s: ' \t\n\r\f\v' };
 
-/**
- * A GBNF grammar (llama.cpp's grammar language) matching exactly the strings the regular expression
- * matches in full, as vLLM's structured_outputs.regex does. Literals, classes, `.`, groups,
- * alternation and greedy or lazy quantifiers translate; what GBNF cannot express (backreferences,
- * lookaround, word boundaries, inner anchors, Unicode properties, flags) is refused.
- */
+// Literals, classes, `.`, groups, alternation and greedy or lazy quantifiers translate; what GBNF
+// cannot express (backreferences, lookaround, word boundaries, inner anchors, Unicode properties,
+// flags) is refused rather than loosened.
+
+/** A GBNF grammar (llama.cpp's) matching exactly the strings the pattern matches in full, as vLLM's structured_outputs.regex does. */
 export function regexToGbnf(pattern: string): string {
   try {
     new RegExp(pattern);
@@ -19,7 +18,7 @@ export function regexToGbnf(pattern: string): string {
   // The whole output is matched, so anchors at the very ends say nothing more.
   let body = pattern.startsWith('^') ? pattern.slice(1) : pattern;
   if (/(^|[^\\])(\\\\)*\$$/.test(body)) body = body.slice(0, -1);
-  const parser = new RegexReader(body);
+  const parser = new RegexGrammar(body);
   const root = parser.alternation();
   if (!parser.done()) throw refuse('an unbalanced parenthesis');
   return `root ::= ${root}`;
@@ -43,7 +42,8 @@ function gbnfClassRanges(ranges: string): string {
   return [...ranges].map((char, i, all) => (char === '-' && i > 0 && i < all.length - 1 ? '-' : gbnfChar(char.codePointAt(0)!))).join('');
 }
 
-class RegexReader {
+// Reads a pattern by recursive descent, writing the grammar as it goes.
+class RegexGrammar {
   private pos = 0;
   private readonly chars: string[];
 

@@ -4,11 +4,10 @@ export interface SseEvent {
   data: string;
 }
 
-/**
- * Splits a text/event-stream body into events (WHATWG rules: `field: value` lines, a blank line ends
- * an event, `:` starts a comment). llama.cpp's server has sent a failure as a bare `error: {...}`
- * line, which the standard would drop; it comes out as an event named `error`.
- */
+// llama.cpp's server has sent a failure as a bare `error: {...}` line, which the standard would
+// drop: it comes out as an event named `error`.
+
+/** Splits a text/event-stream body into events by the WHATWG rules (blank line ends one, `:` a comment). */
 export async function* readSseEvents(body: AsyncIterable<Buffer | string>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder('utf-8');
   let buffer = '';

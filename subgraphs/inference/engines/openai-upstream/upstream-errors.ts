@@ -8,11 +8,11 @@ export interface UpstreamFailure {
   param?: string;
 }
 
-/**
- * Reads an error body: vLLM's current `{"error":{"message","type","param","code"}}`, its earlier
- * flat `{"object":"error","message","type","param","code"}`, llama.cpp's
- * `{"error":{"code","message","type"}}` and OpenAI's and Ollama's (same nesting, string codes).
- */
+// Error bodies: vLLM's current `{"error":{"message","type","param","code"}}`, its earlier flat
+// `{"object":"error","message","type","param","code"}`, llama.cpp's `{"error":{"code","message","type"}}`,
+// OpenAI's and Ollama's (the same nesting, string codes) and FastAPI's `{"detail": ...}`.
+
+/** What an upstream's error body says, whichever of the documented shapes it has. */
 export function readFailure(status: number, body: unknown): UpstreamFailure {
   const record = isRecord(body) ? body : {};
   const inner = isRecord(record.error) ? record.error : record;

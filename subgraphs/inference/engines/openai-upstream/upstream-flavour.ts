@@ -21,16 +21,14 @@ const COMMON_WIRE: Partial<Record<SamplingParam, string>> = {
   frequencyPenalty: 'frequency_penalty',
 };
 
-/**
- * Wire names per flavour, from each server's documented request parameters:
- * - vLLM: its sampling parameters include top_k, min_p and repetition_penalty (vllm/sampling_params.py);
- *   typical_p, tfs, top_a, mirostat, DRY and no_repeat_ngram_size are not among them.
- * - llama.cpp server: the /completion options (also read on the OpenAI routes) name the repetition
- *   penalty repeat_penalty and take typical_p, dry_multiplier, dry_base, dry_allowed_length and
- *   mirostat; tail-free sampling (tfs_z) was removed from llama.cpp, top_a and n-gram bans never existed.
- * - Ollama's OpenAI endpoint documents only the OpenAI fields (no top_k, min_p or repeat penalty there).
- * - OpenAI: its own fields only.
- */
+// Wire names per flavour, from each server's documented request parameters:
+// - vLLM: its sampling parameters include top_k, min_p and repetition_penalty (vllm/sampling_params.py);
+//   typical_p, tfs, top_a, mirostat, DRY and no_repeat_ngram_size are not among them.
+// - llama.cpp server: the /completion options (also read on the OpenAI routes) name the repetition
+//   penalty repeat_penalty and take typical_p, dry_multiplier, dry_base, dry_allowed_length and
+//   mirostat; tail-free sampling (tfs_z) was removed from llama.cpp, top_a and n-gram bans never existed.
+// - Ollama's OpenAI endpoint documents only the OpenAI fields (no top_k, min_p or repeat penalty there).
+// - OpenAI: its own fields only.
 const WIRE: Record<UpstreamFlavour, Partial<Record<SamplingParam, string>>> = {
   vllm: { ...COMMON_WIRE, topK: 'top_k', minP: 'min_p', repetitionPenalty: 'repetition_penalty' },
   'llama.cpp': {
@@ -83,11 +81,6 @@ const ALL_GUIDED: GuidedParam[] = ['guided_json', 'guided_regex', 'guided_choice
 /** The parameters a flavour cannot honour, for the engine's `unsupported` set. */
 export function unsupportedFor(flavour: UpstreamFlavour): ReadonlySet<UnsupportedName> {
   return new Set<UnsupportedName>([...ALL_SAMPLING.filter((param) => !WIRE[flavour][param]), ...ALL_GUIDED.filter((param) => !GUIDED[flavour].has(param))]);
-}
-
-/** Whether an image may be sent by http(s) URL (Ollama's OpenAI endpoint takes base64 only). */
-export function acceptsImageUrls(flavour: UpstreamFlavour): boolean {
-  return flavour !== 'ollama';
 }
 
 /** The sampling parameters under the flavour's wire names; a parameter it lacks is refused, never dropped. */

@@ -23,7 +23,7 @@ function logSink() {
   return { lines, logger: pino({ level: 'warn' }, stream) };
 }
 
-/** An EngineError with this reason, whose message names neither the upstream's words nor its address. */
+// An EngineError with this reason, whose message names neither the upstream's words nor its address.
 function expectOurs(error: unknown, reason: string, server?: LoopbackOpenAiServer) {
   expect(error).toBeInstanceOf(EngineError);
   expect((error as EngineError).reason).toBe(reason);

@@ -62,10 +62,10 @@ describe('models and health', () => {
     await engine.close();
   });
 
-  it("Ollama's listing says nothing of context length or modalities: 0, text, and no image URLs", async () => {
+  it("Ollama's listing says nothing of context length or modalities: 0 and text", async () => {
     const ollama = await serveJson({ object: 'list', data: [{ id: 'llama3.2:latest', object: 'model', created: 1_700_000_000, owned_by: 'library' }] });
     const engine = new OpenAiUpstreamEngine({ baseUrl: ollama.url, flavour: 'ollama' });
-    expect(await engine.models()).toEqual([{ id: 'llama3.2:latest', contextLength: 0, inputModalities: ['text'], urlImageInput: false, status: 'ready' }]);
+    expect(await engine.models()).toEqual([{ id: 'llama3.2:latest', contextLength: 0, inputModalities: ['text'], urlImageInput: true, status: 'ready' }]);
     await engine.close();
     await ollama.close();
   });

@@ -3,11 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../subgraphs/inference/engine/text-engine.js';
 import { regexToGbnf } from '../../../../subgraphs/inference/engines/openai-upstream/regex-grammar.js';
 
-/**
- * The translator emits one rule built only of literals, classes, groups, alternation and
- * quantifiers, whose escapes (\xHH, \uHHHH) JavaScript reads alike: read it back as a RegExp to
- * compare the two languages. Spaces separate items, except inside a literal or a class.
- */
+// The translator emits one rule built only of literals, classes, groups, alternation and
+// quantifiers, whose escapes (\xHH, \uHHHH) JavaScript reads alike: read it back as a RegExp to
+// compare the two languages. Spaces separate items, except inside a literal or a class.
 function grammarAsRegExp(grammar: string): RegExp {
   const rule = grammar.replace(/^root ::= /, '');
   let out = '';
