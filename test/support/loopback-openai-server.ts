@@ -25,6 +25,8 @@ export interface LoopbackBehaviour {
   cutAfterChunks?: number;
   /** Send a data line that is not JSON after this many chunks. */
   malformedAfterChunks?: number;
+  /** Leave usage out of streams even when asked, as a server without stream_options would. */
+  omitUsage?: boolean;
   /** Reset the connection instead of answering. */
   dropConnection?: boolean;
   /** llama.cpp: still loading its model (503 on every route, /health included). */
@@ -212,7 +214,7 @@ export class LoopbackOpenAiServer {
         usage,
       });
     }
-    const includeUsage = (request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    const includeUsage = (request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true && !this.behaviour.omitUsage;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const behaviour = this.behaviour;
     const write = async (line: string) => {
