@@ -1,5 +1,5 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { access, mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { GgufByteSink } from './gguf-byte-sink.js';
 
 /**
@@ -209,4 +209,18 @@ export async function writeRandomGguf(path: string, options: RandomGgufOptions =
   const temporary = `${path}.${process.pid}.partial`;
   await writeFile(temporary, randomGgufBytes(options));
   await rename(temporary, path);
+}
+
+/** The pipeline-check model's id: a models folder without it gets it on the platform's first start. */
+export const PIPELINE_CHECK_MODEL = 'pipeline-check';
+
+/** Writes `pipeline-check.gguf` into the models folder unless it is there; returns its path. */
+export async function ensurePipelineCheckGguf(modelsDir: string): Promise<string> {
+  const path = join(modelsDir, `${PIPELINE_CHECK_MODEL}.gguf`);
+  try {
+    await access(path);
+  } catch {
+    await writeRandomGguf(path, { name: PIPELINE_CHECK_MODEL });
+  }
+  return path;
 }

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHATML_TEMPLATE, randomGgufBytes, writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
+import { CHATML_TEMPLATE, ensurePipelineCheckGguf, randomGgufBytes, writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
 
 let dir: string;
 
@@ -47,5 +47,16 @@ describe('the random-weight GGUF writer', () => {
     await writeRandomGguf(path, { chatTemplate: null });
     const info = await readGgufFileInfo(path, { sourceType: 'filesystem', logWarnings: false });
     expect((info.metadata as unknown as { tokenizer: Record<string, unknown> }).tokenizer.chat_template).toBeUndefined();
+  });
+
+  it('writes the pipeline-check model into a models folder once and leaves an existing file alone', async () => {
+    const models = join(dir, 'models');
+    const path = await ensurePipelineCheckGguf(models);
+    expect(path).toBe(join(models, 'pipeline-check.gguf'));
+    const info = await readGgufFileInfo(path, { sourceType: 'filesystem', logWarnings: false });
+    expect((info.metadata as unknown as { general: { name: string } }).general.name).toBe('pipeline-check');
+    await writeFile(path, 'replaced by an operator');
+    await ensurePipelineCheckGguf(models);
+    expect(await readFile(path, 'utf8')).toBe('replaced by an operator');
   });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11 });
   // head_count 0: llama.cpp's loader fails a GGML_ASSERT and aborts the process that loads it.
   await writeRandomGguf(join(dir, 'malformed.gguf'), { seed: 12, headCount: 0 });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 2, threads: 1, contextSize: 512 });
+  engine = new LlamaEngine({ modelsDir: dir, sequences: 2, threads: 1, contextSize: 512, maxWaiting: 1 });
   await engine.settled();
 }, 120_000);
 
@@ -62,12 +62,16 @@ describe('the llama engine over a models folder', () => {
   });
 
   it('finds a file dropped into the folder on the next models() call', async () => {
-    await writeRandomGguf(join(dir, 'later.gguf'), { seed: 13 });
+    // This one has no chat template: completions only.
+    await writeRandomGguf(join(dir, 'later.gguf'), { seed: 13, chatTemplate: null });
     expect((await engine.models()).map((model) => model.id)).toEqual(['good', 'later', 'malformed']);
     const settled = await engine.settled();
     expect(settled.find((model) => model.id === 'later')?.status).toBe('ready');
-    const answer = await collect(engine.generate(request({ maxTokens: 3, seed: 2 }, { model: 'later' })));
+    const answer = await collect(engine.generate(request({ maxTokens: 3, seed: 2 }, { model: 'later', input: { kind: 'completion', prompt: 'hello' } })));
     expect(answer.usage.completionTokens).toBeGreaterThan(0);
+    const chat = await refusal(collect(engine.generate(request({ maxTokens: 3 }, { model: 'later' }))));
+    expect([chat.reason, chat.param]).toEqual(['invalid_request', 'messages']);
+    expect(chat.message).toMatch(/no chat template/);
   }, 60_000);
 });
 
@@ -236,12 +240,24 @@ describe('tokenize', () => {
 });
 
 describe('capacity', () => {
-  it('runs as many generations as sequences at once; one more waits for a free sequence', async () => {
-    const runs = [1, 2, 3].map((seed) => collect(engine.generate(request({ maxTokens: 150, seed }, { guided: { kind: 'regex', pattern: '[a-z]{1000}' } }))));
+  it('runs as many generations as sequences at once; one more waits for a free sequence, one beyond maxWaiting is refused', async () => {
+    const long = (seed: number, signal = new AbortController().signal) =>
+      collect(engine.generate(request({ maxTokens: 150, seed }, { signal, guided: { kind: 'regex', pattern: '[a-z]{1000}' } })));
+    const runs = [long(1), long(2)];
+    const queued = new AbortController();
+    const third = long(3, queued.signal);
+    const fourth = refusal(long(4));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const during = (await engine.capacity()).find((entry) => entry.model === 'good');
-    expect(during).toMatchObject({ sequences: 2, busy: 2, waiting: 1 });
-    const answers = await Promise.all(runs);
+    expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ sequences: 2, busy: 2, waiting: 1 });
+    const refused = await fourth;
+    expect(refused.reason).toBe('unavailable');
+    expect(refused.message).toMatch(/busy/);
+    // A waiting request whose client goes away leaves the queue.
+    queued.abort(new Error('left the queue'));
+    await expect(third).rejects.toThrow('left the queue');
+    expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ busy: 2, waiting: 0 });
+    const late = long(5);
+    const answers = await Promise.all([...runs, late]);
     expect(answers.map((answer) => answer.usage.completionTokens)).toEqual([150, 150, 150]);
     expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ busy: 0, waiting: 0 });
   });
