@@ -11,7 +11,7 @@ export interface SubgraphContext {
   loaders: Map<string, unknown>;
   /** Where changes are published (after their commit) and subscriptions listen. */
   pubsub: PlatformPubSub;
-  /** The edge's request id (X-Request-Id) when served over HTTP: internal errors are logged and answered with it. */
+  /** The edge's request id (X-Request-Id over HTTP, the subscribe payload's extensions over graphql-ws): internal errors are logged and answered with it. */
   requestId?: string;
   /** The request's logger (its lines carry the request) when served over HTTP. */
   log?: Logger;
