@@ -42,7 +42,9 @@ function settingsRead(): Map<string, string> {
 function errorCodesRaised(): Map<string, string> {
   const found = new Map<string, string>();
   const patterns = [/\b(?:reason|code): '([a-z][a-z0-9_]+)'/g];
-  for (const { file, text } of sources) {
+  // An engine's refusal reasons are not answers of an API: each interface maps them to its own
+  // status and code (subgraphs/inference/engine/text-engine.ts).
+  for (const { file, text } of sources.filter(({ file }) => !file.startsWith('subgraphs/inference/engines/'))) {
     for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.set(match[1], file);
   }
   return found;
