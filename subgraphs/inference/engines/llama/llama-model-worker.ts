@@ -70,8 +70,9 @@ export class LlamaModelWorker {
     this.status = 'loading';
     this.stderrTail = '';
     this.epoch++;
-    // Node's own type stripping runs the worker; no loader is inherited from the parent (vitest, tsx).
-    const child = fork(WORKER_PATH, [], { execArgv: ['--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    // Node's own type stripping runs the worker (the flag for Node 22.17, where it is not yet on by
+    // default); no loader is inherited from the parent (vitest, tsx).
+    const child = fork(WORKER_PATH, [], { execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child = child;
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
