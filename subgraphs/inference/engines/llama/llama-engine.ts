@@ -12,9 +12,9 @@ import {
   type TextEngine,
   type TokenizeResult,
 } from '../../engine/text-engine.js';
+import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
 import type { WorkerGrammar } from './llama-protocol.js';
 import { LlamaModelWorker } from './llama-model-worker.js';
-import { choiceToGbnf, regexToGbnf } from './regex-to-gbnf.js';
 
 export interface LlamaEngineOptions {
   /** Every *.gguf file here is a model, its id the file name without .gguf. */

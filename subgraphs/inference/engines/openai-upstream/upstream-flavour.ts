@@ -1,6 +1,6 @@
 import type { GenerationInput, Guided, SamplingParam, SamplingParams, TextEngine } from '../../engine/text-engine.js';
 import { EngineError } from '../../engine/text-engine.js';
-import { regexToGbnf } from './regex-grammar.js';
+import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
 
 /** The OpenAI-compatible servers whose behaviour differs where it matters to the engine. */
 export const UPSTREAM_FLAVOURS = ['vllm', 'llama.cpp', 'ollama', 'openai'] as const;
@@ -108,7 +108,7 @@ export function guidedBody(flavour: UpstreamFlavour, guided: Guided | undefined,
       return { structured_outputs: { choice: guided.choices } };
     case 'llama.cpp':
       if (guided.kind === 'json') return { json_schema: guided.schema };
-      if (guided.kind === 'choice') return { grammar: choiceGrammar(guided.choices) };
+      if (guided.kind === 'choice') return { grammar: choiceToGbnf(guided.choices) };
       return { grammar: regexToGbnf(guided.pattern) };
     case 'ollama':
     case 'openai':
@@ -122,26 +122,6 @@ export function guidedBody(flavour: UpstreamFlavour, guided: Guided | undefined,
         },
       };
   }
-}
-
-/** A GBNF grammar whose only sentences are the choices, each a quoted literal. */
-export function choiceGrammar(choices: string[]): string {
-  return `root ::= ${choices.map(gbnfLiteral).join(' | ')}`;
-}
-
-// GBNF string literals take C-style escapes; anything unprintable goes as \xHH or \uHHHH.
-function gbnfLiteral(text: string): string {
-  let out = '"';
-  for (const char of text) {
-    const code = char.codePointAt(0)!;
-    if (char === '"' || char === '\\') out += `\\${char}`;
-    else if (char === '\n') out += '\\n';
-    else if (char === '\r') out += '\\r';
-    else if (char === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += char;
-  }
-  return `${out}"`;
 }
 
 function unsupportedParameter(flavour: UpstreamFlavour, param: string): EngineError {

@@ -221,7 +221,8 @@ describe('guided output', () => {
   it('guided_regex outside the subset is refused naming guided_regex', async () => {
     const error = await refusal(collect(engine.generate(request({ maxTokens: 4 }, { guided: { kind: 'regex', pattern: '(?=a)b' } }))));
     expect([error.reason, error.param]).toEqual(['invalid_request', 'guided_regex']);
-    const tooLarge = await refusal(collect(engine.generate(request({ maxTokens: 4 }, { guided: { kind: 'regex', pattern: '([a-z]{1000}){3}' } }))));
+    // Within the subset, but llama.cpp refuses the grammar its nested optional repetitions expand to.
+    const tooLarge = await refusal(collect(engine.generate(request({ maxTokens: 4 }, { guided: { kind: 'regex', pattern: '([a-z]{1,1000}){3}' } }))));
     expect([tooLarge.reason, tooLarge.param]).toEqual(['invalid_request', 'guided_regex']);
   });
 });

@@ -241,12 +241,13 @@ describe('guided output by flavour', () => {
     await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'json', schema } });
     expect(sent(llama)).toEqual({ json_schema: schema });
     await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'choice', choices: ['yes', 'say "no"', 'back\\slash\nline'] } });
-    expect(sent(llama)).toEqual({ grammar: 'root ::= "yes" | "say \\"no\\"" | "back\\\\slash\\nline"' });
+    expect(sent(llama)).toEqual({ grammar: 'root ::= "yes" | "say \\"no\\"" | "back\\\\slash\\nline"\n' });
     await collect(engines['llama.cpp'], { ...chat, guided: { kind: 'regex', pattern: '^\\d{3}-[a-z]+$' } });
-    expect(sent(llama)).toEqual({ grammar: 'root ::= [0-9]{3} "\\x2d" [a-z]+' });
+    expect(sent(llama)).toEqual({ grammar: 'root ::= [0-9]{3} "-" [a-z]+\n' });
     const count = llama.requests.length;
+    // A pattern outside the grammar subset is the client's bad value, refused before any request.
     const error = await failure(collect(engines['llama.cpp'], { ...chat, guided: { kind: 'regex', pattern: '(a)\\1' } }));
-    expect(error).toMatchObject({ reason: 'unsupported_parameter', param: 'guided_regex' });
+    expect(error).toMatchObject({ reason: 'invalid_request', param: 'guided_regex' });
     expect(llama.requests.length).toBe(count);
   });
 
