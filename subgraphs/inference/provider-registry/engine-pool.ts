@@ -1,0 +1,83 @@
+import type { EngineConfig } from '../config/inference-config.js';
+import type { TextEngine } from '../engine/text-engine.js';
+import { LlamaEngine } from '../engines/llama/llama-engine.js';
+import { OcrEngine } from '../engines/ocr/ocr-engine.js';
+import { OpenAiUpstreamEngine } from '../engines/openai-upstream/openai-upstream-engine.js';
+
+/** An engine entry of a provider: a running text engine, or one this build cannot run yet (sd-webui). */
+export type PooledEngine = { config: EngineConfig; engine: TextEngine } | { config: EngineConfig; engine: null; unavailable: string };
+
+// The same options in any key order are the same engine.
+function engineKey(config: EngineConfig): string {
+  const sorted = (value: unknown): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value as Record<string, unknown>)
+          .filter(([, v]) => v !== undefined)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, v]) => [k, sorted(v)]))
+      : value;
+  return JSON.stringify(sorted(config));
+}
+
+/**
+ * The engines of every provider, one instance per distinct engine entry: providers whose entries
+ * are identical (the default configuration puts {type:'llama'} and {type:'ocr'} on all four)
+ * share one LlamaEngine per models folder and one OcrEngine, so a model is loaded once and its
+ * sequences are shared.
+ */
+export class EnginePool {
+  private readonly engines = new Map<string, PooledEngine>();
+
+  /** The engine for an entry, made on first use. */
+  get(config: EngineConfig): PooledEngine {
+    const key = engineKey(config);
+    let pooled = this.engines.get(key);
+    if (!pooled) {
+      pooled = this.create(config);
+      this.engines.set(key, pooled);
+    }
+    return pooled;
+  }
+
+  /** Every distinct running engine. */
+  running(): TextEngine[] {
+    return [...this.engines.values()].flatMap((pooled) => (pooled.engine ? [pooled.engine] : []));
+  }
+
+  async close(): Promise<void> {
+    const engines = this.running();
+    this.engines.clear();
+    await Promise.all(engines.map((engine) => engine.close()));
+  }
+
+  private create(config: EngineConfig): PooledEngine {
+    switch (config.type) {
+      case 'llama':
+        return { config, engine: new LlamaEngine({ modelsDir: config.modelsDir, sequences: config.sequences, contextSize: config.contextSize, threads: config.threads }) };
+      case 'ocr':
+        return {
+          config,
+          engine: new OcrEngine({
+            maxImageBytes: config.maxImageBytes,
+            imageFetchTimeoutMs: config.imageFetchTimeoutMs,
+            allowPrivateImageUrls: config.allowPrivateImageUrls,
+            workers: config.workers,
+          }),
+        };
+      case 'openai-upstream':
+        return {
+          config,
+          engine: new OpenAiUpstreamEngine({
+            baseUrl: config.url,
+            ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+            flavour: config.flavour,
+            timeouts: config.timeouts,
+            ...(config.connections ? { connections: config.connections } : {}),
+          }),
+        };
+      case 'sd-webui':
+        // Image generation comes with the sd-webui engine (issue 11, part 2); until then it is listed as not available.
+        return { config, engine: null, unavailable: 'the sd-webui engine is not available in this build' };
+    }
+  }
+}
