@@ -241,6 +241,8 @@ export class ProviderRegistry {
     return { model: request.model, targets: this.rank(found.map((model) => ({ provider: this.provider(model.provider), engine: model.engine, engineModel: model.engineModel, model }))) };
   }
 
+  // A provider in cooldown goes last rather than out: when it alone serves the model, trying it
+  // beats refusing (LiteLLM likewise never cools down a model group's only deployment).
   private rank(targets: ProviderTarget[]): ProviderTarget[] {
     const order = this.config.providers.map((provider) => provider.id);
     const key = (target: ProviderTarget) => [this.cooldown.coolingUntil(target.provider.id) === null ? 0 : 1, this.slots.count(target.provider.id), order.indexOf(target.provider.id)];
@@ -300,7 +302,7 @@ export class ProviderRegistry {
   }
 
   /** A generation on the best target, failing over once before its first event; the slot is held until the stream ends. */
-  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>): AsyncGenerator<GenerationEvent & { provider?: string }> {
+  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>): AsyncGenerator<GenerationEvent> {
     const { value, target, slot } = await this.withFailover(
       targets,
       async (candidate) => {
