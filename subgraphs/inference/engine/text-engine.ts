@@ -40,6 +40,32 @@ export interface SamplingParams {
 
 export type SamplingParam = keyof SamplingParams;
 
+/** Every sampling parameter, for engines that list what they refuse by what they honour. */
+export const SAMPLING_PARAMS: readonly SamplingParam[] = [
+  'temperature',
+  'topP',
+  'topK',
+  'minP',
+  'maxTokens',
+  'stop',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'repetitionPenalty',
+  'topA',
+  'tfs',
+  'typicalP',
+  'noRepeatNgramSize',
+  'dryMultiplier',
+  'dryBase',
+  'dryAllowedLength',
+  'mirostat',
+];
+
+export type GuidedParam = 'guided_json' | 'guided_regex' | 'guided_choice';
+
+export const GUIDED_PARAMS: readonly GuidedParam[] = ['guided_json', 'guided_regex', 'guided_choice'];
+
 /** Guided output: the spec's guided_json, guided_regex and guided_choice. */
 export type Guided = { kind: 'json'; schema: Record<string, unknown> } | { kind: 'regex'; pattern: string } | { kind: 'choice'; choices: string[] };
 
@@ -101,7 +127,7 @@ export interface TextEngine {
   generate(request: GenerationRequest): AsyncIterable<GenerationEvent>;
   tokenize(model: string, input: GenerationInput): Promise<TokenizeResult>;
   /** Parameters this engine cannot honour: the interface refuses them (never ignores them silently). */
-  readonly unsupported: ReadonlySet<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'>;
+  readonly unsupported: ReadonlySet<SamplingParam | GuidedParam>;
   health(): Promise<EngineHealth>;
   close(): Promise<void>;
 }

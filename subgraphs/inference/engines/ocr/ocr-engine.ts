@@ -11,6 +11,9 @@ import {
   type GenerationEvent,
   type GenerationInput,
   type GenerationRequest,
+  GUIDED_PARAMS,
+  SAMPLING_PARAMS,
+  type GuidedParam,
   type SamplingParam,
   type TextEngine,
   type TokenizeResult,
@@ -50,26 +53,8 @@ function packagedLanguagePath(): string {
 
 // Sampling has no meaning for a recogniser; maxTokens (recognised words), stop and seed (it is
 // deterministic) are honoured, everything else is refused rather than ignored.
-const UNSUPPORTED = new Set<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'>([
-  'temperature',
-  'topP',
-  'topK',
-  'minP',
-  'presencePenalty',
-  'frequencyPenalty',
-  'repetitionPenalty',
-  'topA',
-  'tfs',
-  'typicalP',
-  'noRepeatNgramSize',
-  'dryMultiplier',
-  'dryBase',
-  'dryAllowedLength',
-  'mirostat',
-  'guided_json',
-  'guided_regex',
-  'guided_choice',
-]);
+const HONOURED: ReadonlySet<SamplingParam> = new Set(['maxTokens', 'stop', 'seed']);
+const UNSUPPORTED = new Set<SamplingParam | GuidedParam>([...SAMPLING_PARAMS.filter((param) => !HONOURED.has(param)), ...GUIDED_PARAMS]);
 
 interface ImageReading {
   format: ImageFormat;

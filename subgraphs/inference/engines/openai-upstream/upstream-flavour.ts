@@ -1,5 +1,5 @@
-import type { GenerationInput, Guided, SamplingParam, SamplingParams, TextEngine } from '../../engine/text-engine.js';
-import { EngineError } from '../../engine/text-engine.js';
+import type { GenerationInput, Guided, GuidedParam, SamplingParam, SamplingParams, TextEngine } from '../../engine/text-engine.js';
+import { EngineError, GUIDED_PARAMS, SAMPLING_PARAMS } from '../../engine/text-engine.js';
 import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
 
 /** The OpenAI-compatible servers whose behaviour differs where it matters to the engine. */
@@ -7,7 +7,6 @@ export const UPSTREAM_FLAVOURS = ['vllm', 'llama.cpp', 'ollama', 'openai'] as co
 
 export type UpstreamFlavour = (typeof UPSTREAM_FLAVOURS)[number];
 
-type GuidedParam = 'guided_json' | 'guided_regex' | 'guided_choice';
 type UnsupportedName = TextEngine['unsupported'] extends ReadonlySet<infer T> ? T : never;
 
 // Names every OpenAI-compatible server takes on /v1/chat/completions and /v1/completions.
@@ -56,31 +55,10 @@ const GUIDED: Record<UpstreamFlavour, ReadonlySet<GuidedParam>> = {
   openai: new Set(['guided_json']),
 };
 
-const ALL_SAMPLING: SamplingParam[] = [
-  'temperature',
-  'topP',
-  'topK',
-  'minP',
-  'maxTokens',
-  'stop',
-  'seed',
-  'presencePenalty',
-  'frequencyPenalty',
-  'repetitionPenalty',
-  'topA',
-  'tfs',
-  'typicalP',
-  'noRepeatNgramSize',
-  'dryMultiplier',
-  'dryBase',
-  'dryAllowedLength',
-  'mirostat',
-];
-const ALL_GUIDED: GuidedParam[] = ['guided_json', 'guided_regex', 'guided_choice'];
 
 /** The parameters a flavour cannot honour, for the engine's `unsupported` set. */
 export function unsupportedFor(flavour: UpstreamFlavour): ReadonlySet<UnsupportedName> {
-  return new Set<UnsupportedName>([...ALL_SAMPLING.filter((param) => !WIRE[flavour][param]), ...ALL_GUIDED.filter((param) => !GUIDED[flavour].has(param))]);
+  return new Set<UnsupportedName>([...SAMPLING_PARAMS.filter((param) => !WIRE[flavour][param]), ...GUIDED_PARAMS.filter((param) => !GUIDED[flavour].has(param))]);
 }
 
 /** The sampling parameters under the flavour's wire names; a parameter it lacks is refused, never dropped. */
