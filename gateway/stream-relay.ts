@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { NextFunction, Request, Response } from 'express';
-import { abortChunkedResponse, forwardTo } from '../platform/http-stream.js';
+import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
 import { withoutCredentialParams } from '../platform/logger.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
 
@@ -37,7 +37,9 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
       res.end();
     } catch (error) {
       if (!res.headersSent) return next(error);
-      req.log?.warn({ err: error }, 'relayed stream broke off');
+      // A client that goes away is not the platform's failure: debug, as the export handler does.
+      if (closedByClient(res)) req.log?.debug('relayed stream ended: the client closed the connection');
+      else req.log?.warn({ err: error }, 'relayed stream broke off');
       abortChunkedResponse(res);
     }
   };

@@ -52,6 +52,23 @@ function loggedOriginal(requestId: string, service: string): Record<string, unkn
   return logLines.find((line) => line.requestId === requestId && line.service === service && JSON.stringify(line.err ?? '').includes(`invalid input syntax for type integer: \\"${SECRET}\\"`));
 }
 
+/** Runs a GraphQL operation with `key` through the platform's edge and expects no error. */
+async function gql(query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
+  const body = (await response.json()) as { data: any; errors?: unknown[] };
+  expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+  return body.data;
+}
+
+/** Two members of `key`'s account and a private channel between them, made over /graphql. */
+async function channelOfTwo(names: [string, string], channelName: string): Promise<{ sender: string; subscriber: string; channel: string }> {
+  const member = async (name: string) => (await gql('mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name}@example.org` })).createMember.id as string;
+  const [sender, subscriber] = [await member(names[0]), await member(names[1])];
+  const channel = (await gql('mutation($a: ID!, $m: [ID!], $n: String!) { createChatChannel(asMember: $a, name: $n, private: true, memberIds: $m) { id } }', { a: sender, m: [subscriber], n: channelName }))
+    .createChatChannel.id as string;
+  return { sender, subscriber, channel };
+}
+
 describe('errors that are not domain errors', () => {
   it('reach a /graphql client as a generic message with the request id, the original only in the log', async () => {
     const response = await platform.request('/graphql', { method: 'POST', key, json: { query: CREATE, variables: { memberId, description: SECRET } } });
@@ -127,16 +144,7 @@ describe('errors that are not domain errors', () => {
   });
 
   it("mask the gateway's failures while it resolves a subscription event's fields from another subgraph", async () => {
-    const gql = async (query: string, variables: Record<string, unknown>) => {
-      const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
-      const body = (await response.json()) as { data: any; errors?: unknown[] };
-      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-      return body.data;
-    };
-    const member = async (name: string) => (await gql('mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name}@example.org` })).createMember.id as string;
-    const [ann, bob] = [await member('ann'), await member('bob')];
-    const channel = (await gql('mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "masking", private: true, memberIds: $m) { id } }', { a: ann, m: [bob] }))
-      .createChatChannel.id as string;
+    const { sender: ann, subscriber: bob, channel } = await channelOfTwo(['ann', 'bob'], 'masking');
 
     // A second edge whose marketplace is a closed port: each event's jobPostings fetch fails at the edge.
     const closedPort = await freePort();
@@ -176,16 +184,7 @@ describe('errors that are not domain errors', () => {
   });
 
   it("reach a subscriber masked once, by the subgraph that failed, under the edge's request id for the operation", async () => {
-    const gql = async (query: string, variables: Record<string, unknown>) => {
-      const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
-      const body = (await response.json()) as { data: any; errors?: unknown[] };
-      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-      return body.data;
-    };
-    const member = async (name: string) => (await gql('mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name}@example.org` })).createMember.id as string;
-    const [cy, di] = [await member('cy'), await member('di')];
-    const channel = (await gql('mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "masked-in-subgraph", private: true, memberIds: $m) { id } }', { a: cy, m: [di] }))
-      .createChatChannel.id as string;
+    const { sender: cy, subscriber: di, channel } = await channelOfTwo(['cy', 'di'], 'masked-in-subgraph');
     // Each event's revisions are read in the membership subgraph, from a column that is gone.
     await db.query('alter table "membership"."chat_message_revision" rename column "message_id" to "message_id_gone"');
 
