@@ -40,4 +40,11 @@ export class ApiKey {
 
   @Property({ type: 'integer', nullable: true })
   dailyLimit?: number | null;
+
+  /**
+   * Text and image keys' inference plan (a plan id of the inference configuration); null means
+   * the configuration's default plan, read when a request is served. Always null for other kinds.
+   */
+  @Property({ type: 'string', length: 64, nullable: true })
+  plan?: string | null;
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../subgraphs/shared/errors.js';
-import { KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
+import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { KeyLimitReachedError } from './key-limit-reached.error.js';
@@ -20,6 +20,8 @@ export const DEFAULT_TRACEROUTE_LIMITS = { hourly: 100, daily: 2000 } as const;
 const MAX_LIMIT = 10_000_000;
 
 const ACCOUNT_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** The inference configuration's id shape, so a stored plan fits its column whoever checks the name. */
+const PLAN_ID = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** Active live and test keys an account may hold unless configured (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
 export const DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT = 20;
@@ -45,6 +47,17 @@ export interface KeyView {
   /** Requests per hour and per day (traceroute keys); null for kinds limited per minute. */
   hourlyLimit: number | null;
   dailyLimit: number | null;
+  /** A text or image key's inference plan; null when it is on the configuration's default plan, and for other kinds. */
+  plan: string | null;
+}
+
+export interface PlanOptions {
+  /**
+   * The plan ids the inference configuration lists, when the caller has read it; a plan outside
+   * them is refused. Identity does not read that configuration itself (it belongs to the
+   * inference subgraph), so without this option only the name's shape is checked.
+   */
+  knownPlans?: readonly string[];
 }
 
 type KeyDates = Pick<ApiKey, 'disabledAt' | 'expiresAt'>;
@@ -84,7 +97,23 @@ function toView(key: ApiKey): KeyView {
     expiresAt: key.expiresAt?.toISOString() ?? null,
     hourlyLimit: key.kind === 'traceroute' ? (key.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly) : null,
     dailyLimit: key.kind === 'traceroute' ? (key.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily) : null,
+    plan: PLAN_KEY_KINDS.includes(key.kind) ? (key.plan ?? null) : null,
   };
+}
+
+function checkPlan(plan: string, { knownPlans }: PlanOptions): void {
+  if (!PLAN_ID.test(plan)) {
+    throw new DomainError('BAD_USER_INPUT', 'Plan names are 1-64 lowercase letters, digits or "_", starting with a letter', { param: 'plan' });
+  }
+  if (knownPlans && !knownPlans.includes(plan)) {
+    throw new DomainError('BAD_USER_INPUT', `Unknown plan "${plan}": the plans are ${knownPlans.join(', ')}`, { param: 'plan' });
+  }
+}
+
+function refusePlanOn(kind: KeyKind): void {
+  if (!PLAN_KEY_KINDS.includes(kind)) {
+    throw new DomainError('BAD_USER_INPUT', `Plans are set on text and image keys only, not on ${kind} keys`, { param: 'plan' });
+  }
 }
 
 function checkLimit(value: number | null | undefined, param: string): void {
@@ -121,7 +150,10 @@ export class IdentityService {
     return this.em.findOneOrFail(Account, { slug });
   }
 
-  /** Issues a key; the returned secret is never stored and cannot be shown again. */
+  /**
+   * Issues a key; the returned secret is never stored and cannot be shown again. A text or image
+   * key without `plan` is on the inference configuration's default plan.
+   */
   async createKey(input: {
     account: string;
     kind: string;
@@ -129,7 +161,8 @@ export class IdentityService {
     expiresAt?: Date | null;
     hourlyLimit?: number | null;
     dailyLimit?: number | null;
-  }, now = new Date()): Promise<KeyView & { secret: string }> {
+    plan?: string | null;
+  } & PlanOptions, now = new Date()): Promise<KeyView & { secret: string }> {
     if (!(KEY_KINDS as readonly string[]).includes(input.kind)) {
       throw new DomainError('BAD_USER_INPUT', `Key kind must be one of ${KEY_KINDS.join(', ')}`, { param: 'kind' });
     }
@@ -139,6 +172,10 @@ export class IdentityService {
     const kind = input.kind as KeyKind;
     if ((input.hourlyLimit != null || input.dailyLimit != null) && kind !== 'traceroute') {
       throw new DomainError('BAD_USER_INPUT', 'Hourly and daily limits are set on traceroute keys only', { param: 'kind' });
+    }
+    if (input.plan != null) {
+      refusePlanOn(kind);
+      checkPlan(input.plan, input);
     }
     checkLimit(input.hourlyLimit, 'hourlyLimit');
     checkLimit(input.dailyLimit, 'dailyLimit');
@@ -161,6 +198,7 @@ export class IdentityService {
         expiresAt: input.expiresAt ?? null,
         hourlyLimit: input.hourlyLimit ?? null,
         dailyLimit: input.dailyLimit ?? null,
+        plan: input.plan ?? null,
       });
     });
     return { ...toView(key), secret };
@@ -219,6 +257,20 @@ export class IdentityService {
   }
 
   /**
+   * Moves a text or image key to another plan; null puts it back on the configuration's default.
+   * The next request with the key is served on the new plan.
+   */
+  async setKeyPlan(id: string, plan: string | null, options: PlanOptions & { account?: string } = {}): Promise<KeyView> {
+    const key = await this.em.findOne(ApiKey, options.account ? { id, account: { slug: options.account } } : { id }, { populate: ['account'] });
+    if (!key) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
+    refusePlanOn(key.kind);
+    if (plan !== null) checkPlan(plan, options);
+    key.plan = plan;
+    await this.em.flush();
+    return toView(key);
+  }
+
+  /**
    * Applies `apply` to the key's disabled and expiry dates. A change that makes a disabled or
    * expired live or test key active again counts against the cap like a new key.
    */
@@ -263,6 +315,8 @@ export class IdentityService {
         keyId: key.id,
         kind: key.kind,
         mode: modeOfKind(key.kind),
+        // Absent on the default plan: the inference subgraph, which holds the configuration, fills it in (planOf).
+        ...(PLAN_KEY_KINDS.includes(key.kind) && key.plan ? { plan: key.plan } : {}),
       },
     };
   }

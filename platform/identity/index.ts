@@ -7,6 +7,7 @@ import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
 import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
 import { Migration20261122020000Idempotency } from './migrations/Migration20261122020000Idempotency.js';
+import { Migration20261123000000KeyPlans } from './migrations/Migration20261123000000KeyPlans.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
@@ -17,6 +18,7 @@ export const identityOrmOptions = {
     { name: 'Migration20261122000000Identity', class: Migration20261122000000Identity },
     { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
     { name: 'Migration20261122020000Idempotency', class: Migration20261122020000Idempotency },
+    { name: 'Migration20261123000000KeyPlans', class: Migration20261123000000KeyPlans },
   ],
 };
 

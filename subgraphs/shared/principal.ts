@@ -10,6 +10,9 @@ export const KEY_KINDS = ['live', 'test', 'text', 'image', 'traceroute', 'admin'
 export type KeyKind = (typeof KEY_KINDS)[number];
 export type Mode = 'live' | 'test';
 
+/** The kinds issued on an inference plan; no other kind carries one. */
+export const PLAN_KEY_KINDS: readonly KeyKind[] = ['text', 'image'];
+
 /** Who a request acts for, established once at the edge and carried to the subgraphs. */
 export interface Principal {
   accountId: string;
@@ -17,6 +20,19 @@ export interface Principal {
   keyId: string;
   kind: KeyKind;
   mode: Mode;
+  /**
+   * The inference plan of a text or image key issued on one; absent for a key on the default
+   * plan and for every other kind. Read it through `planOf`, never as-is.
+   */
+  plan?: string;
+}
+
+/**
+ * The plan an inference request is served on: the key's own, else the configuration's default.
+ * Never undefined, so a keyed request cannot skip the plan check.
+ */
+export function planOf(principal: Pick<Principal, 'plan'>, defaultPlan: string): string {
+  return principal.plan ?? defaultPlan;
 }
 
 export const PRINCIPAL_HEADER = 'x-platform-principal';

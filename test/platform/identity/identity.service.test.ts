@@ -88,6 +88,7 @@ describe('createKey', () => {
         expiresAt: null,
         hourlyLimit: null,
         dailyLimit: null,
+        plan: null,
       },
     ]);
   });
@@ -150,6 +151,89 @@ describe('createKey', () => {
       second.id,
     ]);
     expect(owners.map((row) => row.account_id)).toEqual([accounts[0].id, accounts[0].id]);
+  });
+});
+
+/** The extensions of the GraphQLError a promise is rejected with. */
+async function extensionsOf(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  const error = await promise.then(
+    () => expect.unreachable('expected a rejection'),
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(GraphQLError);
+  return (error as GraphQLError).extensions;
+}
+
+describe('inference plans', () => {
+  const knownPlans = ['standard', 'pro'];
+
+  it('issues text and image keys on the plan named, stored and listed; without one they are on the default (null)', async () => {
+    const account = newAccount();
+    const pro = await identity().createKey({ account, kind: 'text', plan: 'pro', knownPlans });
+    const image = await identity().createKey({ account, kind: 'image', plan: 'standard' });
+    const unassigned = await identity().createKey({ account, kind: 'text' });
+    expect([pro.plan, image.plan, unassigned.plan]).toEqual(['pro', 'standard', null]);
+    const rows = await sql<{ id: string; plan: string | null }>('select id, plan from identity.api_key where id in (?, ?, ?)', [pro.id, image.id, unassigned.id]);
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.plan]))).toEqual({ [pro.id]: 'pro', [image.id]: 'standard', [unassigned.id]: null });
+    const listed = await identity().listKeys({ account });
+    expect(listed.map((key) => [key.id, key.plan])).toEqual([
+      [pro.id, 'pro'],
+      [image.id, 'standard'],
+      [unassigned.id, null],
+    ]);
+  });
+
+  it('puts the plan in the principal of text and image keys, and leaves it out on the default plan', async () => {
+    const account = newAccount();
+    const text = await identity().createKey({ account, kind: 'text', plan: 'pro' });
+    const image = await identity().createKey({ account, kind: 'image', plan: 'standard' });
+    const unassigned = await identity().createKey({ account, kind: 'image' });
+    const principal = async (secret: string) => {
+      const result = await identity().authenticate(secret);
+      return result.ok ? result.principal : expect.unreachable(result.reason);
+    };
+    expect(await principal(text.secret)).toMatchObject({ keyId: text.id, kind: 'text', plan: 'pro' });
+    expect(await principal(image.secret)).toMatchObject({ keyId: image.id, kind: 'image', plan: 'standard' });
+    expect(await principal(unassigned.secret)).not.toHaveProperty('plan');
+  });
+
+  it.each(['live', 'test', 'traceroute', 'admin'])('refuses a plan on a %s key, naming plan, and issues nothing', async (kind) => {
+    const account = newAccount();
+    expect(await extensionsOf(identity().createKey({ account, kind, plan: 'pro' }))).toMatchObject({ code: 'BAD_USER_INPUT', param: 'plan' });
+    expect(await identity().listKeys({ account })).toEqual([]);
+  });
+
+  it('refuses a plan outside the known plans, listing them, and a malformed plan name even without them', async () => {
+    const account = newAccount();
+    const unknown = await extensionsOf(identity().createKey({ account, kind: 'text', plan: 'gold', knownPlans }));
+    expect(unknown).toMatchObject({ code: 'BAD_USER_INPUT', param: 'plan' });
+    for (const plan of ['Pro', 'has space', '1st', 'x'.repeat(65), '']) {
+      expect(await extensionsOf(identity().createKey({ account, kind: 'text', plan })), plan).toMatchObject({ code: 'BAD_USER_INPUT', param: 'plan' });
+    }
+    expect(await identity().listKeys({ account })).toEqual([]);
+    await expect(identity().createKey({ account, kind: 'text', plan: 'gold', knownPlans })).rejects.toThrow('the plans are standard, pro');
+  });
+
+  it('setKeyPlan moves a key to another plan and back to the default, and the next authentication carries it', async () => {
+    const key = await identity().createKey({ account: newAccount(), kind: 'text' });
+    expect((await identity().setKeyPlan(key.id, 'pro', { knownPlans })).plan).toBe('pro');
+    const moved = await identity().authenticate(key.secret);
+    expect(moved.ok && moved.principal.plan).toBe('pro');
+    expect((await identity().setKeyPlan(key.id, null)).plan).toBeNull();
+    const back = await identity().authenticate(key.secret);
+    expect(back.ok && back.principal).not.toHaveProperty('plan');
+  });
+
+  it('setKeyPlan refuses an unknown plan, a key of another kind, another account\'s key and an unknown id, changing nothing', async () => {
+    const account = newAccount();
+    const text = await identity().createKey({ account, kind: 'text', plan: 'standard' });
+    const live = await identity().createKey({ account, kind: 'live' });
+    expect(await extensionsOf(identity().setKeyPlan(text.id, 'gold', { knownPlans }))).toMatchObject({ code: 'BAD_USER_INPUT', param: 'plan' });
+    expect(await extensionsOf(identity().setKeyPlan(live.id, 'pro'))).toMatchObject({ code: 'BAD_USER_INPUT', param: 'plan' });
+    expect(await extensionsOf(identity().setKeyPlan(text.id, 'pro', { account: newAccount() }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await extensionsOf(identity().setKeyPlan('key_doesnotexist', 'pro'))).toMatchObject({ code: 'NOT_FOUND' });
+    const rows = await sql<{ id: string; plan: string | null }>('select id, plan from identity.api_key where id in (?, ?)', [text.id, live.id]);
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.plan]))).toEqual({ [text.id]: 'standard', [live.id]: null });
   });
 });
 

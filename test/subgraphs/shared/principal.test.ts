@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signPrincipal, verifyPrincipal, type Principal } from '../../../subgraphs/shared/principal.js';
+import { planOf, signPrincipal, verifyPrincipal, type Principal } from '../../../subgraphs/shared/principal.js';
 
 const secret = 'a'.repeat(40);
 const principal: Principal = {
@@ -36,6 +36,31 @@ describe('signed principals', () => {
     const [, signature] = signPrincipal(principal, secret).split('.');
     const forged = Buffer.from(JSON.stringify({ ...principal, account: 'evil', iat: Math.floor(Date.now() / 1000) })).toString('base64url');
     expect(codeOf(() => verifyPrincipal(`${forged}.${signature}`, secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it('round-trips the plan of a text key, and a principal without one stays without one', () => {
+    const text: Principal = { ...principal, keyId: 'key_2', kind: 'text', plan: 'pro' };
+    expect(verifyPrincipal(signPrincipal(text, secret), secret)).toEqual(text);
+    expect(verifyPrincipal(signPrincipal(principal, secret), secret)).not.toHaveProperty('plan');
+  });
+
+  it.each([
+    ['changed', { plan: 'enterprise' }],
+    ['added', { plan: 'enterprise' }],
+    ['removed', { plan: undefined }],
+  ])('refuses a payload whose plan was %s after signing', (how, change) => {
+    const signed: Principal = how === 'added' ? { ...principal, kind: 'text' } : { ...principal, kind: 'text', plan: 'standard' };
+    const header = signPrincipal(signed, secret);
+    const [payload, signature] = header.split('.');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forged = Buffer.from(JSON.stringify({ ...claims, ...change })).toString('base64url');
+    expect(forged).not.toBe(payload);
+    expect(codeOf(() => verifyPrincipal(`${forged}.${signature}`, secret))).toBe('UNAUTHENTICATED');
+  });
+
+  it("planOf gives the key's plan, else the configuration's default", () => {
+    expect(planOf({ plan: 'pro' }, 'standard')).toBe('pro');
+    expect(planOf({}, 'standard')).toBe('standard');
   });
 
   it('refuses a signature older than five minutes', () => {
