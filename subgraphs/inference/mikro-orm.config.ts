@@ -1,9 +1,14 @@
 import { Provider } from './provider/provider.entity.js';
+import { UsageRecord } from './usage/usage-record.entity.js';
 import { Migration20261122000300Providers } from './migrations/Migration20261122000300Providers.js';
+import { Migration20261123000200UsageRecords } from './migrations/Migration20261123000200UsageRecords.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
   schema: 'inference',
-  entities: [Provider],
-  migrations: [{ name: 'Migration20261122000300Providers', class: Migration20261122000300Providers }],
+  entities: [Provider, UsageRecord],
+  migrations: [
+    { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
+    { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
+  ],
 };
