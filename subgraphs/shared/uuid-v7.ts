@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** A UUIDv7 (RFC 9562) carrying `at` in its first 48 bits: ids sort by time, and name their partition. */
+/** A UUIDv7 (RFC 9562) carrying `at` in its first 48 bits: ids sort by time, and name their monthly partition (traces, inference usage records). */
 export function uuidV7(at: Date): string {
   const bytes = randomBytes(16);
   const ms = BigInt(at.getTime());

@@ -1,5 +1,5 @@
 import { UUID } from '../../shared/pagination.js';
-import { usageId } from './usage-id.js';
+import { uuidV7 } from '../../shared/uuid-v7.js';
 import { UsageInterface } from './usage-interface.js';
 import { USAGE_COLUMN_LENGTHS as LENGTHS } from './usage-limits.js';
 
@@ -69,7 +69,7 @@ export function usageRowOf(entry: UsageEntry, now = Date.now()): UsageRow | { re
   const given = entry.occurredAt instanceof Date ? entry.occurredAt.getTime() : Number.NaN;
   const occurredAt = new Date(Number.isFinite(given) ? given : now - latencyMs);
   return {
-    id: usageId(occurredAt),
+    id: uuidV7(occurredAt),
     occurred_at: occurredAt.toISOString(),
     account_id: entry.accountId ?? null,
     key_id: text(entry.keyId, LENGTHS.keyId),

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../shared/errors.js';
 import { InvalidCursorError, UUID } from '../../shared/pagination.js';
 import type { Principal } from '../../shared/principal.js';
-import { timeOfUsageId } from './usage-id.js';
+import { timeOfUuidV7 } from '../../shared/uuid-v7.js';
 import { UsageGroupBy } from './usage-group-by.js';
 import type { UsageGroup } from './usage-group.js';
 import type { UsageArgs, UsageSummaryArgs, UsageWindowArgs } from './usage.inputs.js';
@@ -160,7 +160,7 @@ export class UsageService {
   /** Many records in one statement, in the order of `ids` (null where unknown or out of scope); a UUIDv7 names its partition. */
   async findMany(principal: Principal, ids: readonly string[]): Promise<(UsageRecord | null)[]> {
     const keys = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))]
-      .map((id) => ({ id, at: timeOfUsageId(id) }))
+      .map((id) => ({ id, at: timeOfUuidV7(id) }))
       .filter((key) => key.at && key.at.getUTCFullYear() <= 9999)
       .map((key) => ({ id: key.id, at: key.at!.toISOString() }));
     if (!keys.length) return ids.map(() => null);

@@ -7,7 +7,7 @@ import type { TraceDirection } from '../trace/trace-direction.js';
 import type { TraceSource } from '../trace/trace-source.js';
 import { TraceStatus } from '../trace/trace-status.js';
 import type { ParsedTrace } from './parsed-trace.js';
-import { uuidV7 } from './uuid-v7.js';
+import { uuidV7 } from '../../shared/uuid-v7.js';
 
 /** A trace ready to store: the columns of `traceroute.trace`, snake_case. */
 export interface TraceRow {

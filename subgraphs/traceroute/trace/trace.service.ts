@@ -5,7 +5,7 @@ import type { Principal } from '../../shared/principal.js';
 import { sharedIpEnricher } from '../enrichment/ip-enricher.js';
 import { readTextRecords } from '../ingest/record-reader.js';
 import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
-import { timeOfUuidV7 } from '../ingest/uuid-v7.js';
+import { timeOfUuidV7 } from '../../shared/uuid-v7.js';
 import { Trace } from './trace.entity.js';
 import { traceFilter, windowOf } from './trace-filter.js';
 import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET } from './trace-limits.js';
