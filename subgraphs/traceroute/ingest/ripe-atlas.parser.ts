@@ -81,21 +81,24 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   const src = typeof record.src_addr === 'string' && isIP(record.src_addr) ? record.src_addr : null;
   // `from` is the probe's public address as Atlas saw it; src_addr is often a private one.
   const probeIp = from && !isPrivateAddress(from) ? from : (src ?? from);
+  const measurement = {
+    source: TraceSource.RIPE_ATLAS,
+    measurementKey: `atlas:${msmId}:${probeId}`,
+    probeKey: `atlas:${probeId}`,
+    msmId: msmId as number,
+    probeId: probeId as number,
+    measuredAt,
+    protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
+    probeIp,
+  };
   if (!isIP(targetIp)) {
     // A probe that could not even start (its resolver failed on dst_name) still made a measurement:
     // it is stored as a failed trace so failure rates count it.
     const failure = failureBeforeAnyHop(record);
     if (failure === null) throw new RecordRejection('dst_addr is missing or not an IP address');
     return {
-      source: TraceSource.RIPE_ATLAS,
-      measurementKey: `atlas:${msmId}:${probeId}`,
-      probeKey: `atlas:${probeId}`,
-      msmId: msmId as number,
-      probeId: probeId as number,
-      measuredAt,
+      ...measurement,
       af: record.af === 6 ? 6 : 4,
-      protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
-      probeIp,
       targetIp: null,
       targetDomain: failure.domain,
       hops: [],
@@ -116,15 +119,8 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   });
   const dstName = typeof record.dst_name === 'string' && record.dst_name !== targetIp && !isIP(record.dst_name) ? record.dst_name : null;
   return {
-    source: TraceSource.RIPE_ATLAS,
-    measurementKey: `atlas:${msmId}:${probeId}`,
-    probeKey: `atlas:${probeId}`,
-    msmId: msmId as number,
-    probeId: probeId as number,
-    measuredAt,
+    ...measurement,
     af,
-    protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
-    probeIp,
     targetIp,
     targetDomain: domainOf(dstName),
     hops,
