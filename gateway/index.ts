@@ -45,6 +45,7 @@ import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websoc
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
 import { relayStream } from './stream-relay.js';
+import { relayAgent, relayInference } from './inference-relay.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -203,12 +204,16 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       openApi: tracerouteOpenApi,
     }),
   );
-  // The inference endpoints arrive with their own issue; their edge rules hold already.
-  mount(bases.inferenceText, guard(serviceTInterface(rateLimits)), openAINotFound);
-  mount(bases.inferenceImage, guard(serviceIInterface(rateLimits, bases.inferenceImage)), openAINotFound);
+  // The inference interfaces are the inference subgraph's OpenAI-compatible HTTP routes: the edge
+  // authenticates (keyed mounts), counts, and relays each mount to its interface there.
+  const inferenceAgent = relayAgent();
+  const relay = (base: string, target: string, keyless: boolean) =>
+    relayInference({ mount: base, target, subgraphUrl: options.subgraphUrls.inference, internalSecret: options.internalSecret, keyless, dispatcher: inferenceAgent });
+  mount(bases.inferenceText, guard(serviceTInterface(rateLimits)), relay(bases.inferenceText, '/openai/serviceT', false));
+  mount(bases.inferenceImage, guard(serviceIInterface(rateLimits, bases.inferenceImage)), relay(bases.inferenceImage, '/openai/serviceI', false));
   // Keyless interfaces: a client's Authorization header is ignored, and dropped so nothing behind relies on it.
-  mount(bases.inferenceProxy, dropAuthorization, openAINotFound);
-  mount(bases.inferenceGateway, dropAuthorization, openAINotFound);
+  mount(bases.inferenceProxy, dropAuthorization, relay(bases.inferenceProxy, '/openai/proxy', true));
+  mount(bases.inferenceGateway, dropAuthorization, relay(bases.inferenceGateway, '/openai/gateway', true));
 
   app.use(
     '/graphql',
@@ -264,6 +269,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await websockets.dispose();
       await apollo.stop();
       await redis?.quit();
+      await inferenceAgent.close();
     },
   };
 }
@@ -281,10 +287,6 @@ function chain(handlers: express.RequestHandler[], req: Request, res: Response, 
 function dropAuthorization(req: Request, _res: Response, next: NextFunction): void {
   delete req.headers.authorization;
   next();
-}
-
-function openAINotFound(req: Request, res: Response): void {
-  sendApiError(res, openAIErrorFormat, { status: 404, code: 'unknown_url', message: `Invalid URL (${req.method} ${req.path})` }, String(req.id));
 }
 
 /** Connects to Redis and waits until it answers, so a wrong REDIS_URL fails the start, not requests. */

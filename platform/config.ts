@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from './identity/identity.service.js';
 import { connectableHost } from './net.js';
+import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
+import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -32,6 +34,8 @@ export interface RateLimits {
 }
 
 export interface PlatformConfig {
+  /** The inference providers, engines, interfaces and plans: the file INFERENCE_CONFIG names, or the built-in defaults. */
+  inference: InferenceConfig;
   port: number;
   host: string;
   dataDir: string;
@@ -138,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     SUBGRAPH_NAMES.map((name) => [name, subgraphUrlFromEnv(env, name, subgraphHost, subgraphPorts[name])]),
   ) as Record<SubgraphName, string>;
   return {
+    // Read here so that a bad file stops the start with every bad entry named, before anything runs.
+    inference: loadInferenceConfig({ ...env, DATA_DIR: dataDir }),
     port: intFromEnv(env, 'PORT', 4000),
     host: env.HOST || '0.0.0.0',
     dataDir,

@@ -63,6 +63,7 @@ export async function startSubgraphService(
     pubsub,
     webhooks: config.webhooks,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
+    inferenceConfig: config.inference,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;

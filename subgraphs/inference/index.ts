@@ -1,8 +1,15 @@
+import { pino } from 'pino';
 import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
+import type { InferenceConfig } from './config/inference-config.js';
+import { loadInferenceConfig } from './config/load-inference-config.js';
+import type { InferenceContext, InferenceRuntime } from './inference-context.js';
 import { inferenceOrmOptions } from './mikro-orm.config.js';
+import { createOpenAiRoutes, OPENAI_ROUTES_PREFIX, interfaceRoot } from './openai/openai.routes.js';
 import { providerReference } from './provider/provider.reference.js';
 import { ProviderResolver } from './provider/provider.resolver.js';
+import { ProviderRegistry } from './provider-registry/provider-registry.js';
 import { usageRecordReference } from './usage/usage.reference.js';
+import { UsageRecorder } from './usage/usage-recorder.js';
 import { UsageResolver } from './usage/usage.resolver.js';
 
 /** What defines the inference subgraph, also used to compose the supergraph without a database. */
@@ -15,7 +22,44 @@ export const inferenceParts: SubgraphParts = {
   servesKinds: ['text', 'image', 'admin'],
 };
 
-/** Builds the inference subgraph (the providers the gateway fronts) and migrates its schema. */
-export function createInferenceSubgraph(options: SubgraphOptions): Promise<Subgraph> {
-  return createSubgraph(inferenceParts, options);
+export interface InferenceSubgraphOptions extends SubgraphOptions {
+  /** The providers, engines, interfaces and plans; read from INFERENCE_CONFIG (or the defaults) when absent. */
+  inferenceConfig?: InferenceConfig;
 }
+
+/**
+ * Builds the inference subgraph: the provider registry over its engines (the embedded ones load
+ * here), the usage recorder, the GraphQL schema, and the OpenAI-compatible HTTP interfaces the
+ * edge relays its four REST mounts to.
+ */
+export async function createInferenceSubgraph(options: InferenceSubgraphOptions): Promise<Subgraph<InferenceContext>> {
+  const config = options.inferenceConfig ?? loadInferenceConfig();
+  const logger = options.logger?.child({ component: 'inference' });
+  const registry = await ProviderRegistry.create(config, {
+    onChange: (report) => logger?.info({ provider: report.id, status: report.status }, 'provider status changed'),
+  });
+  let runtime: InferenceRuntime | undefined;
+  let subgraph: Subgraph<InferenceContext>;
+  try {
+    subgraph = await createSubgraph<InferenceContext>(inferenceParts, options, (base) => ({ ...base, inference: runtime! }));
+  } catch (error) {
+    await registry.close();
+    throw error;
+  }
+  const usage = new UsageRecorder(subgraph.orm, { logger: options.logger });
+  runtime = { config, registry, usage };
+  const { router } = createOpenAiRoutes(runtime, logger ?? pino({ level: 'silent' }));
+  return {
+    ...subgraph,
+    httpRoutes: router,
+    keylessPaths: [interfaceRoot('proxy'), interfaceRoot('gateway')],
+    close: async () => {
+      // Engines first (generations end), then the records they produced, then the database.
+      await registry.close();
+      await usage.close();
+      await subgraph.close();
+    },
+  };
+}
+
+export { OPENAI_ROUTES_PREFIX };

@@ -79,3 +79,33 @@ export function verifyPrincipal(header: string | undefined, secret: string, now 
   const { iat: _iat, ...principal } = decoded;
   return principal;
 }
+
+/** The header carrying a keyless caller (the inference proxy and gateway), signed by the edge like a principal. */
+export const CLIENT_HEADER = 'x-platform-client';
+
+/** A keyless request's caller: the client address the edge saw, signed so a subgraph can count by it. */
+export function signClient(address: string, secret: string, now = Date.now()): string {
+  const payload = Buffer.from(JSON.stringify({ keyless: true, address, iat: Math.floor(now / 1000) })).toString('base64url');
+  return `${payload}.${mac(secret, payload).toString('base64url')}`;
+}
+
+/** The address of a signed keyless caller; throws UnauthenticatedError when missing, forged or stale. */
+export function verifyClient(header: string | undefined, secret: string, now = Date.now()): string {
+  if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
+  const [payload, signature, extra] = header.split('.');
+  if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError('Malformed client header');
+  const expected = mac(secret, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new UnauthenticatedError('Client header signature is invalid');
+  let decoded: { keyless?: unknown; address?: unknown; iat?: unknown };
+  try {
+    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw new UnauthenticatedError('Malformed client header');
+  }
+  const age = Math.floor(now / 1000) - Number(decoded.iat);
+  // A signed principal is never a keyless caller: the `keyless` mark keeps the two apart.
+  if (decoded.keyless !== true || typeof decoded.address !== 'string') throw new UnauthenticatedError('Malformed client header');
+  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) throw new UnauthenticatedError('Client header signature has expired');
+  return decoded.address;
+}

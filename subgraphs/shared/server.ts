@@ -11,7 +11,7 @@ import { pinoHttp } from 'pino-http';
 import type { SubgraphContext } from './context.js';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { PRINCIPAL_HEADER, type Principal } from './principal.js';
+import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from './principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
@@ -101,8 +101,18 @@ export async function serveSubgraph(
   });
   if (subgraph.httpRoutes) {
     const routes = subgraph.httpRoutes;
+    const keyless = subgraph.keylessPaths ?? [];
     app.use((req, res, next) => {
       if (req.path === '/graphql' || req.path === '/health') return next();
+      if (keyless.some((prefix) => req.path === prefix || req.path.startsWith(`${prefix}/`))) {
+        try {
+          req.clientAddress = subgraph.verifyClient(req.header(CLIENT_HEADER));
+        } catch (error) {
+          res.status(401).json({ errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });
+          return;
+        }
+        return routes(req, res, next);
+      }
       let principal: Principal;
       try {
         principal = subgraph.verify(req.header(PRINCIPAL_HEADER));
@@ -115,6 +125,7 @@ export async function serveSubgraph(
         res.status(403).json({ errors: [{ message: refused.message, extensions: refused.extensions }] });
         return;
       }
+      req.principal = principal;
       routes(req, res, next);
     });
   }

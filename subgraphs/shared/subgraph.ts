@@ -8,7 +8,7 @@ import { createPlatformPubSub, type PlatformPubSub } from './pubsub.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
 import { enforceKeyKinds } from './key-kinds.js';
-import { UnauthenticatedError, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
+import { UnauthenticatedError, verifyClient, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
 
 /** A built subgraph: its schema, its ORM, and how to make a request's context. Nothing listens yet. */
 export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
@@ -22,6 +22,8 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
   createContext(principalHeader: string | undefined): C;
   /** Verifies a signed principal header (websocket connections do this once, when they open). */
   verify(principalHeader: string | undefined): Principal;
+  /** Verifies a keyless caller's signed header (CLIENT_HEADER) and returns the client address in it. */
+  verifyClient(clientHeader: string | undefined): string;
   /** A request's context for an already verified principal. */
   contextFor(principal: Principal): C;
   /**
@@ -29,6 +31,11 @@ export interface Subgraph<C extends SubgraphContext = SubgraphContext> {
    * are reached only through the edge: the server checks the signed principal first.
    */
   httpRoutes?: RequestHandler;
+  /**
+   * Path prefixes of `httpRoutes` served without a key (the inference proxy and gateway): there the
+   * edge signs the client's address (CLIENT_HEADER) instead of a principal.
+   */
+  keylessPaths?: readonly string[];
   close(): Promise<void>;
 }
 
@@ -58,8 +65,17 @@ export function contextFactory<C extends SubgraphContext = SubgraphContext>(
       throw error;
     }
   };
+  const verifyClientHeader = (clientHeader: string | undefined): string => {
+    try {
+      return verifyClient(clientHeader, internalSecret);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) throw unauthenticated(error.message);
+      throw error;
+    }
+  };
   return {
     verify,
+    verifyClient: verifyClientHeader,
     contextFor,
     createContext: (principalHeader: string | undefined): C => contextFor(verify(principalHeader)),
   };

@@ -7,6 +7,7 @@ import { IdentityService } from '../../platform/identity/identity.service.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { createTestDatabase } from './database.js';
 import { TEST_SECRET } from './subgraph-harness.js';
+import { ocrOnlyInferenceConfig } from './inference-config.js';
 
 export interface TestPlatform extends RunningPlatform {
   databaseUrl: string;
@@ -26,6 +27,7 @@ export function testConfig(overrides: Partial<PlatformConfig> = {}): PlatformCon
     port: 0,
     host: '127.0.0.1',
     subgraphPorts: { membership: 0, marketplace: 0, inference: 0, traceroute: 0 },
+    inference: ocrOnlyInferenceConfig(),
     ...overrides,
   };
 }

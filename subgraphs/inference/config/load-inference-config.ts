@@ -40,6 +40,15 @@ export function loadInferenceConfig(env: NodeJS.ProcessEnv = process.env): Infer
     }
   }
 
+  return inferenceConfigFrom(raw, file, env);
+}
+
+/**
+ * The configuration of an already read file (or of an object a test builds): validated, its absent
+ * keys defaulted, its paths resolved against the file's folder (the working directory without one).
+ */
+export function inferenceConfigFrom(raw: unknown, file: string | null, env: NodeJS.ProcessEnv = process.env): InferenceConfig {
+  const source = file ? `INFERENCE_CONFIG=${file}` : 'built-in defaults';
   const parsed = inferenceConfigFile.safeParse(raw);
   if (!parsed.success) {
     throw new InferenceConfigError(

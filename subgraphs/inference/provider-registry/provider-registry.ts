@@ -301,8 +301,8 @@ export class ProviderRegistry {
     throw failure ?? busy ?? new ProviderRefusal('unavailable', 'No provider can serve the request');
   }
 
-  /** A generation on the best target, failing over once before its first event; the slot is held until the stream ends. */
-  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>): AsyncGenerator<GenerationEvent> {
+  /** A generation on the best target, failing over once before its first event; the slot is held until the stream ends. `onTarget` learns which target answered. */
+  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>, onTarget?: (target: ProviderTarget) => void): AsyncGenerator<GenerationEvent> {
     const { value, target, slot } = await this.withFailover(
       targets,
       async (candidate) => {
@@ -311,6 +311,7 @@ export class ProviderRegistry {
       },
       request.signal,
     );
+    onTarget?.(target);
     try {
       let next = value.first;
       while (!next.done) {

@@ -1,0 +1,230 @@
+import type { Capability } from '../config/inference-config.schema.js';
+import { EngineError, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type Usage } from '../engine/text-engine.js';
+import type { InferenceRuntime } from '../inference-context.js';
+import type { ProviderTarget } from '../provider-registry/provider-registry.js';
+import { ImageInputRefused, type UrlImagePolicy } from './image-input-refused.js';
+import type { InterfaceName, ProviderModel } from '../provider-registry/provider-registry.js';
+import type { UsageInterface } from '../usage/usage-interface.js';
+import { planOf, type Principal } from '../../shared/principal.js';
+
+/** Who is calling: a key's principal, or (keyless interfaces) the client's address. */
+export interface Caller {
+  principal?: Principal;
+  address?: string;
+}
+
+export interface GenerateCall {
+  /** Which interface's providers serve the call (GraphQL uses the gateway's). */
+  interface: InterfaceName;
+  /** How the call is recorded. */
+  usageInterface: UsageInterface;
+  caller: Caller;
+  provider?: string;
+  model: string;
+  input: GenerationInput;
+  sampling: SamplingParams;
+  guided?: Guided;
+  streamed: boolean;
+  /** The client's: aborted when it goes away. The generation timeout is added here. */
+  signal: AbortSignal;
+  /** Whether images may come by URL (the spec's image-input table). */
+  urlImages: UrlImagePolicy;
+  /** How the interface answers an error (its table's status and code), for the usage record. */
+  outcomeOf: OutcomeOf;
+}
+
+/** The status and error code an interface answers an error with. */
+export type OutcomeOf = (error: unknown) => { status: number; code: string };
+
+/** Calls in flight whose records are written when they end. */
+export interface GenerationRun {
+  model: string;
+  provider: string;
+  /** The events after the first, which has already arrived (failover happens before it). */
+  events: AsyncGenerator<GenerationEvent>;
+  /**
+   * Records the call's usage: call once, when the answer has ended (status as answered, error
+   * code when it failed midway).
+   */
+  finish(outcome: { status: number; errorCode?: string | null; usage?: Usage | null }): void;
+}
+
+/** The capability a generation needs: vision when a message carries an image. */
+export function capabilityOf(input: GenerationInput): Capability {
+  if (input.kind === 'completion') return 'completion';
+  return input.messages.some((m) => typeof m.content !== 'string' && m.content.some((part) => part.type === 'image_url')) ? 'vision' : 'chat';
+}
+
+/** Time limit expired: the engine was stopped, and the call answers 503 (the spec's table has no 504). */
+function timedOut(ms: number): EngineError {
+  return new EngineError('timeout', `The generation did not finish within ${Math.round(ms / 1000)} s`);
+}
+
+/**
+ * Generation, token counting and model listing over the provider registry, for every interface
+ * (the OpenAI-compatible HTTP ones and GraphQL): resolves the model on the interface's providers
+ * and the caller's plan, runs it with the generation timeout, and records every call's usage.
+ */
+export class GenerationService {
+  constructor(private readonly runtime: InferenceRuntime) {}
+
+  /** The caller's plan on a keyed call; keyless interfaces have none. */
+  planFor(caller: Caller): string | undefined {
+    return caller.principal ? planOf(caller.principal, this.runtime.config.defaultPlan) : undefined;
+  }
+
+  /**
+   * Starts a generation and waits for its first event, so that a refusal or a provider failure
+   * (retried once on another provider) is still an error status, not a broken stream. Throws
+   * ProviderRefusal or EngineError; records refused calls too.
+   */
+  async start(call: GenerateCall): Promise<{ run: GenerationRun; first: GenerationEvent }> {
+    const startedAt = performance.now();
+    const occurredAt = new Date();
+    const limitMs = this.runtime.config.timeouts.generationMs;
+    const timeout = AbortSignal.timeout(limitMs);
+    const signal = AbortSignal.any([call.signal, timeout]);
+    let provider = call.provider ?? '';
+    let firstTokenAt: number | null = null;
+    let recorded = false;
+    const record = (status: number, errorCode: string | null, usage: Usage | null | undefined) => {
+      if (recorded) return;
+      recorded = true;
+      this.runtime.usage.record({
+        interface: call.usageInterface,
+        provider,
+        model: call.model,
+        accountId: call.caller.principal?.accountId ?? null,
+        keyId: call.caller.principal?.keyId ?? null,
+        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
+        promptTokens: usage?.promptTokens ?? 0,
+        completionTokens: usage?.completionTokens ?? 0,
+        latencyMs: performance.now() - startedAt,
+        timeToFirstTokenMs: firstTokenAt === null ? null : firstTokenAt - startedAt,
+        streamed: call.streamed,
+        status,
+        errorCode,
+        occurredAt,
+      });
+    };
+    try {
+      const resolution = await this.runtime.registry.resolve({
+        interface: call.interface,
+        provider: call.provider,
+        model: call.model,
+        plan: this.planFor(call.caller),
+        capability: capabilityOf(call.input),
+      });
+      let chosen: string | undefined;
+      const events = this.runtime.registry.generate(
+        withImagePolicy(resolution.targets, call.input, call.urlImages),
+        { input: call.input, sampling: call.sampling, guided: call.guided, signal },
+        (target) => (chosen = target.provider.id),
+      );
+      const first = await events.next().catch((error: unknown) => {
+        throw timeout.aborted && !call.signal.aborted ? timedOut(limitMs) : error;
+      });
+      provider = chosen ?? resolution.targets[0]?.provider.id ?? provider;
+      if (first.done) throw new EngineError('upstream_error', 'The engine ended the generation without an answer');
+      firstTokenAt = performance.now();
+      const guarded = async function* (): AsyncGenerator<GenerationEvent> {
+        try {
+          for (;;) {
+            const next = await events.next();
+            if (next.done) return;
+            yield next.value;
+          }
+        } catch (error) {
+          throw timeout.aborted && !call.signal.aborted ? timedOut(limitMs) : error;
+        } finally {
+          await events.return(undefined);
+        }
+      };
+      return {
+        first: first.value,
+        run: {
+          model: resolution.model,
+          provider,
+          events: guarded(),
+          finish: ({ status, errorCode, usage }) => record(status, errorCode ?? null, usage),
+        },
+      };
+    } catch (error) {
+      const outcome = call.outcomeOf(error);
+      record(outcome.status, outcome.code, null);
+      throw error;
+    }
+  }
+
+  /** Counts the tokens of a prompt or of chat messages (with the model's chat template) on the best provider serving the model. */
+  async tokenize(call: { interface: InterfaceName; usageInterface: UsageInterface; caller: Caller; provider?: string; model: string; input: GenerationInput; outcomeOf: OutcomeOf }): Promise<TokenizeResult & { provider: string }> {
+    const startedAt = performance.now();
+    let provider = call.provider ?? '';
+    let status = 200;
+    let errorCode: string | null = null;
+    let count = 0;
+    try {
+      const resolution = await this.runtime.registry.resolve({ interface: call.interface, provider: call.provider, model: call.model, plan: this.planFor(call.caller), capability: 'tokenize' });
+      const { value, target, slot } = await this.runtime.registry.withFailover(resolution.targets, (target) => target.engine.tokenize(target.engineModel, call.input));
+      slot.release();
+      provider = target.provider.id;
+      count = value.count;
+      return { ...value, provider };
+    } catch (error) {
+      ({ status, code: errorCode } = call.outcomeOf(error));
+      throw error;
+    } finally {
+      this.runtime.usage.record({
+        interface: call.usageInterface,
+        provider,
+        model: call.model,
+        accountId: call.caller.principal?.accountId ?? null,
+        keyId: call.caller.principal?.keyId ?? null,
+        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
+        promptTokens: count,
+        completionTokens: 0,
+        latencyMs: performance.now() - startedAt,
+        timeToFirstTokenMs: null,
+        streamed: false,
+        status,
+        errorCode,
+      });
+    }
+  }
+
+  /** The models an interface lists (of one provider when named), within the listing timeout. */
+  async models(request: { interface: InterfaceName; provider?: string; plan?: string }): Promise<ProviderModel[]> {
+    const ms = this.runtime.config.timeouts.listingMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new EngineError('timeout', `The model listing did not finish within ${Math.round(ms / 1000)} s`)), ms);
+    });
+    try {
+      return await Promise.race([this.runtime.registry.listModels(request), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The first image URL of a chat's messages, as `messages[i].content[j].image_url.url`. */
+function firstImageUrl(input: GenerationInput): string | undefined {
+  if (input.kind !== 'chat') return undefined;
+  for (const [i, message] of input.messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [j, part] of message.content.entries()) {
+      if (part.type === 'image_url' && !/^data:/i.test(part.image_url.url)) return `messages[${i}].content[${j}].image_url.url`;
+    }
+  }
+  return undefined;
+}
+
+/** The targets that may take the input's image URLs under the interface's policy, or a refusal. */
+function withImagePolicy(targets: ProviderTarget[], input: GenerationInput, policy: UrlImagePolicy): ProviderTarget[] {
+  const param = firstImageUrl(input);
+  if (!param || policy === 'accept') return targets;
+  if (policy === 'refuse') throw new ImageInputRefused('This interface takes images as base64 data URIs only (data:<mime>;base64,<data>), not as URLs', param);
+  const taking = targets.filter((target) => target.model.model.urlImageInput);
+  if (taking.length === 0) throw new ImageInputRefused(`Model "${targets[0]?.model.id}" takes images as base64 data URIs only, not as URLs`, param);
+  return taking;
+}

@@ -1,0 +1,230 @@
+import { z } from 'zod';
+import type { ChatMessage, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
+import type { WireInterface } from './wire-interface.js';
+
+/**
+ * The OpenAI-compatible request bodies of the four interfaces, validated with zod. Which
+ * parameters a body may carry depends on the interface, as the specification lists them:
+ * Service T the OpenAI set plus top_k, min_p, repetition_penalty and seed; Service I and its
+ * proxy also top_a, tfs, typical_p, no_repeat_ngram_size, the DRY parameters, mirostat and the
+ * guided_* parameters; the gateway, which fronts every provider, all of them plus `provider`.
+ * A parameter a body may not carry is refused, never ignored: it would change the answer.
+ */
+
+const probability = z.number().min(0).max(1);
+const penalty = z.number().min(0).max(2);
+const int = z.int();
+
+// `developer` is the newer OpenAI name for the system role; templates know only `system`.
+const role = z.enum(['system', 'user', 'assistant', 'developer']);
+
+const contentPart = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text'), text: z.string() }),
+  z.strictObject({
+    type: z.literal('image_url'),
+    image_url: z.strictObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+  }),
+]);
+
+const message = z.strictObject({
+  role,
+  content: z.union([z.string(), z.array(contentPart).min(1)]),
+  name: z.string().max(64).optional(),
+});
+
+const stop = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]);
+
+/** The parameters every interface accepts (OpenAI's own and the spec's Service T table). */
+const common = {
+  model: z.string().min(1).max(256),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: probability.optional(),
+  max_tokens: int.min(1).optional(),
+  // The newer OpenAI name of max_tokens, sent by current SDKs for chat.
+  max_completion_tokens: int.min(1).optional(),
+  stop: stop.nullable().optional(),
+  seed: int.min(0).max(0xffffffff).optional(),
+  presence_penalty: penalty.optional(),
+  frequency_penalty: penalty.optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+  // One choice only: the engines generate one sequence per request.
+  n: z.literal(1).optional(),
+  user: z.string().max(256).optional(),
+};
+
+/** Service T's extra sampling parameters (its table), also on every other interface. */
+const serviceT = {
+  top_k: int.min(-1).optional(),
+  min_p: probability.optional(),
+  repetition_penalty: z.number().gt(0).max(2).optional(),
+};
+
+/** Service I's extra parameters (its table). */
+const serviceI = {
+  top_a: probability.optional(),
+  tfs: probability.optional(),
+  typical_p: z.number().gt(0).max(1).optional(),
+  no_repeat_ngram_size: int.min(0).max(64).optional(),
+  dry_multiplier: z.number().min(0).max(100).optional(),
+  dry_base: z.number().min(1).max(100).optional(),
+  dry_allowed_length: int.min(1).max(1000).optional(),
+  mirostat: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
+  guided_json: z.record(z.string(), z.unknown()).optional(),
+  guided_regex: z.string().min(1).max(4096).optional(),
+  guided_choice: z.array(z.string().min(1).max(1024)).min(1).max(256).optional(),
+};
+
+/** OpenAI's structured output, read as guided_json (json_schema) or as any JSON object (json_object). */
+const responseFormat = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
+
+function extrasOf(iface: WireInterface) {
+  const gatewayOnly = iface === 'gateway' ? { provider: z.string().min(1).max(64).optional() } : {};
+  const guided = iface === 'serviceT' ? {} : serviceI;
+  return { ...common, ...serviceT, ...guided, ...gatewayOnly, response_format: responseFormat.optional() };
+}
+
+const chatSchemas = new Map<WireInterface, z.ZodType>();
+const completionSchemas = new Map<WireInterface, z.ZodType>();
+
+export function chatSchema(iface: WireInterface) {
+  let schema = chatSchemas.get(iface);
+  if (!schema) chatSchemas.set(iface, (schema = z.strictObject({ ...extrasOf(iface), messages: z.array(message).min(1).max(1024) })));
+  return schema as z.ZodType<ChatBody>;
+}
+
+export function completionSchema(iface: WireInterface) {
+  let schema = completionSchemas.get(iface);
+  if (!schema) {
+    // OpenAI also takes a prompt as an array; one prompt per request here (one sequence).
+    const prompt = z.union([z.string(), z.array(z.string()).length(1)]);
+    const { response_format: _unused, ...extras } = extrasOf(iface);
+    completionSchemas.set(iface, (schema = z.strictObject({ ...extras, prompt })));
+  }
+  return schema as z.ZodType<CompletionBody>;
+}
+
+export const tokenizeSchema = z.strictObject({
+  model: z.string().min(1).max(256),
+  messages: z.array(message).min(1).max(1024).optional(),
+  prompt: z.string().optional(),
+  provider: z.string().min(1).max(64).optional(),
+  // vLLM's tokenize options that do not change the count's meaning are not taken: refuse rather than ignore.
+});
+
+type Message = z.infer<typeof message>;
+
+export interface GenerationBody {
+  model: string;
+  provider?: string;
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[] | null;
+  seed?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  top_k?: number;
+  min_p?: number;
+  repetition_penalty?: number;
+  top_a?: number;
+  tfs?: number;
+  typical_p?: number;
+  no_repeat_ngram_size?: number;
+  dry_multiplier?: number;
+  dry_base?: number;
+  dry_allowed_length?: number;
+  mirostat?: 0 | 1 | 2;
+  guided_json?: Record<string, unknown>;
+  guided_regex?: string;
+  guided_choice?: string[];
+  response_format?: z.infer<typeof responseFormat>;
+}
+
+export interface ChatBody extends GenerationBody {
+  messages: Message[];
+}
+
+export interface CompletionBody extends GenerationBody {
+  prompt: string | [string];
+}
+
+export type TokenizeBody = z.infer<typeof tokenizeSchema>;
+
+/** The engine-neutral sampling parameters of a body (absent ones stay absent: the engine's default). */
+export function samplingOf(body: GenerationBody): SamplingParams {
+  const stopList = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const entries: [keyof SamplingParams, unknown][] = [
+    ['temperature', body.temperature],
+    ['topP', body.top_p],
+    ['topK', body.top_k === -1 ? undefined : body.top_k],
+    ['minP', body.min_p],
+    ['maxTokens', body.max_tokens ?? body.max_completion_tokens],
+    ['stop', stopList],
+    ['seed', body.seed],
+    ['presencePenalty', body.presence_penalty],
+    ['frequencyPenalty', body.frequency_penalty],
+    ['repetitionPenalty', body.repetition_penalty],
+    ['topA', body.top_a],
+    ['tfs', body.tfs],
+    ['typicalP', body.typical_p],
+    ['noRepeatNgramSize', body.no_repeat_ngram_size],
+    ['dryMultiplier', body.dry_multiplier],
+    ['dryBase', body.dry_base],
+    ['dryAllowedLength', body.dry_allowed_length],
+    // mirostat 0 is "off": the same as not asking for it, which every engine honours.
+    ['mirostat', body.mirostat === 0 ? undefined : body.mirostat],
+  ];
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as SamplingParams;
+}
+
+/** A conflict between two parameters that each passed alone, as [param, message]. */
+export type BodyConflict = [string, string];
+
+/** The guided output a body asks for: at most one of guided_json, guided_regex, guided_choice, response_format. */
+export function guidedOf(body: GenerationBody): Guided | BodyConflict | undefined {
+  const asked: [string, Guided][] = [];
+  if (body.guided_json !== undefined) asked.push(['guided_json', { kind: 'json', schema: body.guided_json }]);
+  if (body.guided_regex !== undefined) asked.push(['guided_regex', { kind: 'regex', pattern: body.guided_regex }]);
+  if (body.guided_choice !== undefined) asked.push(['guided_choice', { kind: 'choice', choices: body.guided_choice }]);
+  const format = body.response_format;
+  if (format?.type === 'json_object') asked.push(['response_format', { kind: 'json', schema: { type: 'object' } }]);
+  if (format?.type === 'json_schema') asked.push(['response_format', { kind: 'json', schema: format.json_schema.schema ?? { type: 'object' } }]);
+  if (asked.length > 1) return [asked[1]![0], `Only one of guided_json, guided_regex, guided_choice and response_format may be given; got ${asked.map(([name]) => name).join(' and ')}`];
+  if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
+    return ['max_completion_tokens', 'max_tokens and max_completion_tokens disagree; give one'];
+  }
+  if (body.stream_options && !body.stream) return ['stream_options', 'stream_options is only allowed when stream is true'];
+  return asked[0]?.[1];
+}
+
+/** The engine's chat messages (developer is system; names are dropped by the templates anyway). */
+export function messagesOf(messages: Message[]): ChatMessage[] {
+  return messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: m.content as ChatMessage['content'] }) as ChatMessage);
+}
+
+/** The input of a chat or completion body. */
+export function inputOf(body: ChatBody | CompletionBody): GenerationInput {
+  if ('messages' in body) return { kind: 'chat', messages: messagesOf(body.messages) };
+  return { kind: 'completion', prompt: typeof body.prompt === 'string' ? body.prompt : body.prompt[0] };
+}
+
+/** Every image URL of a chat's messages, for the interface's image-input rules. */
+export function imageUrlsOf(messages: readonly ChatMessage[]): string[] {
+  return messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []))));
+}

@@ -1,0 +1,335 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { GenerationEvent, Usage } from '../engine/text-engine.js';
+import { GenerationService, type Caller, type GenerateCall } from '../generation/generation.service.js';
+import type { UrlImagePolicy } from '../generation/image-input-refused.js';
+import type { InferenceRuntime } from '../inference-context.js';
+import { planIncludes } from '../config/inference-config.js';
+import { CallerSlots } from './caller-slots.js';
+import { errorBody, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
+import {
+  chatSchema,
+  completionSchema,
+  guidedOf,
+  inputOf,
+  samplingOf,
+  tokenizeSchema,
+  messagesOf,
+  type ChatBody,
+  type CompletionBody,
+} from './openai-request.js';
+import { chunk, fullResponse, listedModels, newCompletion, usageChunk, type Kind } from './openai-response.js';
+import { USAGE_INTERFACE, WIRE_INTERFACES, badValueStatus, isKeyless, type WireInterface } from './wire-interface.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The client's address on keyless interfaces, as the edge signed it. */
+    clientAddress?: string;
+  }
+}
+
+/** Where the subgraph serves an interface: `/openai/<interface>/v1/...`; the edge maps each public mount here. */
+export const OPENAI_ROUTES_PREFIX = '/openai';
+
+/** The subgraph path of an interface's mount. */
+export function interfaceRoot(iface: WireInterface): string {
+  return `${OPENAI_ROUTES_PREFIX}/${iface}`;
+}
+
+// Base64 images ride in the body: the OCR engine's 10 MiB image is 13.4 MiB as base64.
+const BODY_LIMIT = '25mb';
+
+interface WireRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  interfaces: readonly WireInterface[];
+  summary: string;
+  handle: (wire: WireCall) => Promise<void>;
+}
+
+interface WireCall {
+  iface: WireInterface;
+  req: Request;
+  res: Response;
+  caller: Caller;
+  /** Aborted when the client goes away before the answer ended. */
+  signal: AbortSignal;
+}
+
+const ALL = WIRE_INTERFACES;
+
+/**
+ * The OpenAI-compatible HTTP interfaces of the inference subgraph (Service T, Service I's text
+ * endpoints, the keyless proxy and the multi-provider gateway), one route table for all four.
+ * The edge authenticates, counts and relays each public mount to `/openai/<interface>`; here the
+ * body is validated by the interface's rules, the call runs on the shared GenerationService, and
+ * the answer is OpenAI's wire format, streamed as server-sent events when asked.
+ */
+export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
+  const service = new GenerationService(runtime);
+  const slots: Partial<Record<WireInterface, CallerSlots>> = {
+    serviceI: new CallerSlots(runtime.config.interfaces.serviceI.maxParallel),
+    proxy: new CallerSlots(runtime.config.interfaces.proxy.maxParallel),
+  };
+
+  const generate = (kind: Kind) => async (wire: WireCall) => {
+    const { iface } = wire;
+    const schema: z.ZodType<ChatBody | CompletionBody> = kind === 'chat' ? chatSchema(iface) : completionSchema(iface);
+    const body = parse(iface, schema, wire.req.body);
+    const guided = guidedOf(body);
+    if (Array.isArray(guided)) throw new WireError(badValueStatus(iface), 'invalid_value', guided[1], guided[0]);
+    const stream = body.stream === true;
+    const includeUsage = stream && body.stream_options?.include_usage === true;
+    const call: GenerateCall = {
+      interface: iface,
+      usageInterface: USAGE_INTERFACE[iface],
+      caller: wire.caller,
+      ...(body.provider !== undefined ? { provider: body.provider } : {}),
+      model: body.model,
+      input: inputOf(body),
+      sampling: samplingOf(body),
+      ...(guided ? { guided } : {}),
+      streamed: stream,
+      signal: wire.signal,
+      urlImages: URL_IMAGES[iface],
+      outcomeOf: (error) => {
+        const answered = wireErrorOf(iface, error);
+        return { status: answered.status, code: answered.code };
+      },
+    };
+    const { run, first } = await service.start(call);
+    const completion = newCompletion(kind, run.model);
+    const { res } = wire;
+    if (!stream) {
+      let text = '';
+      let event: GenerationEvent = first;
+      try {
+        for (;;) {
+          if (event.type === 'done') {
+            run.finish({ status: 200, usage: event.usage });
+            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions));
+            return;
+          }
+          text += event.text;
+          const next = await run.events.next();
+          if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
+          event = next.value;
+        }
+      } catch (error) {
+        const answered = wireErrorOf(iface, error);
+        run.finish({ status: wire.signal.aborted ? 499 : answered.status, errorCode: wire.signal.aborted ? 'client_closed' : answered.code });
+        throw answered;
+      }
+    }
+
+    res.status(200);
+    res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('cache-control', 'no-cache');
+    res.setHeader('x-accel-buffering', 'no');
+    res.flushHeaders();
+    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    let usage: Usage | null = null;
+    try {
+      if (kind === 'chat') send(chunk(kind, completion, { role: true, text: '' }, includeUsage));
+      let event: GenerationEvent = first;
+      for (;;) {
+        if (event.type === 'done') {
+          usage = event.usage;
+          send(chunk(kind, completion, { finishReason: event.finishReason }, includeUsage));
+          if (includeUsage) send(usageChunk(kind, completion, event.usage, event.extensions));
+          res.write('data: [DONE]\n\n');
+          res.end();
+          run.finish({ status: 200, usage });
+          return;
+        }
+        if (event.text) send(chunk(kind, completion, { text: event.text }, includeUsage));
+        const next = await run.events.next();
+        if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
+        event = next.value;
+      }
+    } catch (error) {
+      if (wire.signal.aborted) {
+        run.finish({ status: 499, errorCode: 'client_closed', usage });
+        return;
+      }
+      // Headers are gone: the error travels as an event (the openai SDK throws it as an APIError), then the stream ends.
+      const answered = wireErrorOf(iface, error);
+      if (answered.status >= 500) logger.warn({ err: error }, 'generation failed midway');
+      run.finish({ status: answered.status, errorCode: answered.code, usage });
+      send(errorBody(answered));
+      res.write('data: [DONE]\n\n');
+      res.end();
+    }
+  };
+
+  const routes: WireRoute[] = [
+    { method: 'POST', path: '/v1/chat/completions', interfaces: ALL, summary: 'Chat completion, text and vision (OpenAI wire format; stream: true for server-sent events)', handle: generate('chat') },
+    { method: 'POST', path: '/v1/completions', interfaces: ALL, summary: 'Raw text completion (OpenAI wire format; stream: true for server-sent events)', handle: generate('completion') },
+    {
+      method: 'POST',
+      path: '/v1/tokenize',
+      interfaces: ALL,
+      summary: 'Token count of a prompt or of chat messages with the model chat template: {count, max_model_len, tokens}',
+      handle: async ({ iface, req, res, caller }) => {
+        const body = parse(iface, tokenizeSchema, req.body);
+        if (body.provider !== undefined && iface !== 'gateway') throw new WireError(400, 'unknown_parameter', 'Unrecognized request argument supplied: provider', 'provider');
+        if ((body.messages === undefined) === (body.prompt === undefined)) {
+          throw new WireError(400, 'missing_parameter', body.messages ? 'Give either messages or prompt, not both' : "Missing required parameter: 'messages' or 'prompt'", body.messages ? 'prompt' : 'messages');
+        }
+        const result = await service.tokenize({
+          interface: iface,
+          usageInterface: USAGE_INTERFACE[iface],
+          caller,
+          ...(body.provider !== undefined ? { provider: body.provider } : {}),
+          model: body.model,
+          input: body.messages ? { kind: 'chat', messages: messagesOf(body.messages) } : { kind: 'completion', prompt: body.prompt! },
+          outcomeOf: (error) => {
+            const answered = wireErrorOf(iface, error);
+            return { status: answered.status, code: answered.code };
+          },
+        });
+        res.json({ count: result.count, max_model_len: result.maxModelLen, tokens: result.tokens });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/models',
+      interfaces: ALL,
+      summary: 'Models (OpenAI list); gateway: ?provider= filters; Service T and I: ?available_on_current_plan=1 lists the key plan only',
+      handle: async ({ iface, req, res, caller }) => {
+        const query = req.query;
+        let provider: string | undefined;
+        let onlyPlan = false;
+        for (const name of Object.keys(query)) {
+          if (name === 'provider' && iface === 'gateway') continue;
+          if (name === 'available_on_current_plan' && !isKeyless(iface)) continue;
+          throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
+        }
+        if (query.provider !== undefined) {
+          if (typeof query.provider !== 'string' || !query.provider) throw new WireError(badValueStatus(iface), 'invalid_provider', 'provider must be one provider id', 'provider');
+          provider = query.provider;
+        }
+        if (query.available_on_current_plan !== undefined) {
+          if (query.available_on_current_plan !== '0' && query.available_on_current_plan !== '1') {
+            throw new WireError(badValueStatus(iface), 'invalid_value', 'available_on_current_plan must be 0 (all models) or 1 (the models on your plan)', 'available_on_current_plan');
+          }
+          onlyPlan = query.available_on_current_plan === '1';
+        }
+        const plan = service.planFor(caller);
+        const planConfig = plan === undefined ? undefined : runtime.config.plans.find((p) => p.id === plan);
+        const models = await service.models({ interface: iface, provider, ...(onlyPlan ? { plan } : {}) });
+        res.json({
+          object: 'list',
+          data: listedModels(models, {
+            prefer: iface === 'gateway' ? runtime.config.interfaces.gateway.defaultProvider : undefined,
+            urlImages: URL_IMAGES[iface] === 'accept' ? true : URL_IMAGES[iface] === 'refuse' ? false : 'per-model',
+            ...(planConfig ? { onPlan: (m) => planIncludes(planConfig, m.provider, m.id) } : {}),
+          }),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/health',
+      interfaces: ['gateway'],
+      summary: 'Health: 200 while any provider answers, 503 when none does',
+      handle: async ({ res }) => {
+        const reports = runtime.registry.status();
+        const up = reports.filter((r) => r.status !== 'down');
+        const status = up.length === 0 ? 'down' : up.length === reports.length && up.every((r) => r.status === 'operational') ? 'ok' : 'degraded';
+        res.status(up.length ? 200 : 503).json({ status, providers: Object.fromEntries(reports.map((r) => [r.id, r.status])) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/status',
+      interfaces: ['gateway'],
+      summary: 'Live provider status: health-probe status, requests in flight, concurrency limit, model count, cooldown',
+      handle: async ({ res }) => {
+        res.json({
+          object: 'list',
+          data: runtime.registry.status().map((r) => ({
+            id: r.id,
+            name: r.name,
+            status: r.status,
+            in_flight: r.inFlight,
+            max_concurrency: r.maxConcurrency,
+            models: r.models,
+            cooling_down_until: r.coolingDownUntil?.toISOString() ?? null,
+            engines: r.engines.map((e) => ({ type: e.type, available: e.available, ok: e.ok, ...(e.detail ? { detail: e.detail } : {}) })),
+          })),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/routes',
+      interfaces: ['gateway'],
+      summary: 'Every endpoint of the gateway, from its route table',
+      handle: async ({ res }) => {
+        res.json({ object: 'list', data: routes.filter((r) => r.interfaces.includes('gateway')).map((r) => ({ method: r.method, path: r.path, summary: r.summary })) });
+      },
+    },
+  ];
+
+  const router = express.Router();
+  router.use(OPENAI_ROUTES_PREFIX, express.json({ limit: BODY_LIMIT, type: () => true }));
+  for (const iface of WIRE_INTERFACES) {
+    for (const route of routes.filter((r) => r.interfaces.includes(iface))) {
+      const handler = async (req: Request, res: Response, next: NextFunction) => {
+        const controller = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort(new Error('The client closed the connection'));
+        });
+        const caller: Caller = req.principal ? { principal: req.principal } : { address: req.clientAddress ?? 'unknown' };
+        const limited = slots[iface];
+        const subject = caller.principal ? `key:${caller.principal.keyId}` : `ip:${caller.address}`;
+        const release = limited?.tryAcquire(subject);
+        if (limited && !release) {
+          return sendWireError(res, new WireError(429, 'too_many_parallel_requests', `At most ${limited.limit} requests may run in parallel for this ${caller.principal ? 'key' : 'client address'}; wait for one to finish`, null, 1));
+        }
+        res.once('close', () => release?.());
+        try {
+          await route.handle({ iface, req, res, caller, signal: controller.signal });
+        } catch (error) {
+          release?.();
+          if (res.headersSent) return void res.end();
+          const answered = wireErrorOf(iface, error);
+          if (answered.status === 500) next(error);
+          else sendWireError(res, answered);
+        }
+      };
+      const path = `${interfaceRoot(iface)}${route.path}`;
+      if (route.method === 'GET') router.get(path, handler);
+      else router.post(path, handler);
+    }
+  }
+  // Anything else under an interface: OpenAI's 404 for an unknown URL (a known path with another method included).
+  router.use(OPENAI_ROUTES_PREFIX, (req, res) => {
+    sendWireError(res, new WireError(404, 'unknown_url', `Invalid URL (${req.method} ${req.originalUrl.replace(/^\/openai\/[^/]+/, '').split('?')[0]})`));
+  });
+  router.use(OPENAI_ROUTES_PREFIX, (error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    if (error.type === 'entity.parse.failed') return sendWireError(res, new WireError(400, 'invalid_json', `The request body is not valid JSON: ${error.message}`));
+    if (error.type === 'entity.too.large') return sendWireError(res, new WireError(413, 'payload_too_large', `The request body is larger than ${BODY_LIMIT}`));
+    if (error.status && error.status >= 400 && error.status < 500) return sendWireError(res, new WireError(400, 'invalid_body', error.message));
+    req.log?.error({ err: error }, 'inference request failed');
+    sendWireError(res, new WireError(500, 'internal_error', 'An internal error occurred'));
+  });
+  return { router, routes, service };
+}
+
+/** The spec's image-input table: Service T takes URLs, the gateway base64 only, Service I and its proxy as the model is listed. */
+const URL_IMAGES: Record<WireInterface, UrlImagePolicy> = {
+  serviceT: 'accept',
+  serviceI: 'per-model',
+  proxy: 'per-model',
+  gateway: 'refuse',
+};
+
+function parse<T>(iface: WireInterface, schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw validationError(iface, parsed.error);
+  return parsed.data;
+}
