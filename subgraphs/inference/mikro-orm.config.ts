@@ -2,6 +2,7 @@ import { Provider } from './provider/provider.entity.js';
 import { UsageRecord } from './usage/usage-record.entity.js';
 import { Migration20261122000300Providers } from './migrations/Migration20261122000300Providers.js';
 import { Migration20261123000200UsageRecords } from './migrations/Migration20261123000200UsageRecords.js';
+import { Migration20261123000500ConfiguredProviders } from './migrations/Migration20261123000500ConfiguredProviders.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
@@ -10,5 +11,6 @@ export const inferenceOrmOptions = {
   migrations: [
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
+    { name: 'Migration20261123000500ConfiguredProviders', class: Migration20261123000500ConfiguredProviders },
   ],
 };

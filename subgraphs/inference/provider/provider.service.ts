@@ -8,7 +8,7 @@ import type { ProviderStatus } from './provider-status.js';
 /** Where provider status changes are published: one topic, providers are platform-wide. */
 export const PROVIDER_STATUS_TOPIC = 'inference:provider-status';
 
-/** The providers the gateway fronts; visible to every principal alike. */
+/** The configured providers as last synced (provider-status.feed.ts); visible to every principal alike. */
 export class ProviderService {
   constructor(private readonly em: EntityManager) {}
 
@@ -21,8 +21,8 @@ export class ProviderService {
   }
 
   /**
-   * Sets a provider's status (an operator's action: admin keys only) and publishes the change
-   * after the commit, for live status subscribers.
+   * Sets a provider's status (an operator's override: admin keys only; the next status change the
+   * health probes see replaces it) and publishes the change after the commit, for live status subscribers.
    */
   async setStatus(principal: Principal, pubsub: PlatformPubSub, id: string, status: ProviderStatus): Promise<Provider> {
     if (principal.kind !== 'admin') throw new DomainError('FORBIDDEN', 'Only an admin key may set a provider status', { reason: 'admin_only' });
