@@ -8,6 +8,7 @@ import { createOpenAiRoutes, OPENAI_ROUTES_PREFIX, interfaceRoot } from './opena
 import { providerReference } from './provider/provider.reference.js';
 import { ProviderResolver } from './provider/provider.resolver.js';
 import { ProviderRegistry } from './provider-registry/provider-registry.js';
+import { ProviderStatusFeed } from './provider/provider-status.feed.js';
 import { usageRecordReference } from './usage/usage.reference.js';
 import { UsageRecorder } from './usage/usage-recorder.js';
 import { UsageResolver } from './usage/usage.resolver.js';
@@ -34,9 +35,15 @@ export interface InferenceSubgraphOptions extends SubgraphOptions {
  */
 export async function createInferenceSubgraph(options: InferenceSubgraphOptions): Promise<Subgraph<InferenceContext>> {
   const config = options.inferenceConfig ?? loadInferenceConfig();
-  const logger = options.logger?.child({ component: 'inference' });
+  const logger = options.logger?.child({ component: 'inference' }) ?? pino({ level: 'silent' });
+  // The feed needs the subgraph's database, the registry must exist first: status changes probed
+  // before the feed is there are caught up by its sync below.
+  let feed: ProviderStatusFeed | undefined;
   const registry = await ProviderRegistry.create(config, {
-    onChange: (report) => logger?.info({ provider: report.id, status: report.status }, 'provider status changed'),
+    onChange: (report) => {
+      logger.info({ provider: report.id, status: report.status }, 'provider status changed');
+      feed?.changed(report);
+    },
   });
   let runtime: InferenceRuntime | undefined;
   let subgraph: Subgraph<InferenceContext>;
@@ -46,9 +53,18 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
     await registry.close();
     throw error;
   }
-  const usage = new UsageRecorder(subgraph.orm, { logger: options.logger });
+  const usage = new UsageRecorder(subgraph.orm, { logger });
+  try {
+    feed = new ProviderStatusFeed(subgraph.orm, subgraph.pubsub, logger);
+    await feed.sync(config, registry.status());
+  } catch (error) {
+    await registry.close();
+    await usage.close();
+    await subgraph.close();
+    throw error;
+  }
   runtime = { config, registry, usage };
-  const { router } = createOpenAiRoutes(runtime, logger ?? pino({ level: 'silent' }));
+  const { router } = createOpenAiRoutes(runtime, logger);
   return {
     ...subgraph,
     httpRoutes: router,
@@ -56,6 +72,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
     close: async () => {
       // Engines first (generations end), then the records they produced, then the database.
       await registry.close();
+      await feed?.settled();
       await usage.close();
       await subgraph.close();
     },

@@ -41,7 +41,7 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
     const watcher = await first.issueKey('watcher', 'text');
     const client = subscriber(second.graphqlUrl, watcher);
     const seen: unknown[] = [];
-    const iterator = client.iterate({ query: 'subscription { providerStatusChanged(id: "service-i") { id status } }' });
+    const iterator = client.iterate({ query: 'subscription { providerStatusChanged(id: "provider_d") { id status } }' });
     const reading = (async () => {
       for await (const result of iterator) seen.push(result);
     })();
@@ -49,7 +49,7 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
       const changed = await first.request('/graphql', {
         method: 'POST',
         key: admin,
-        json: { query: 'mutation { setProviderStatus(id: "service-i", status: DEGRADED) { status } }' },
+        json: { query: 'mutation { setProviderStatus(id: "provider_d", status: DEGRADED) { status } }' },
       });
       expect(changed.status).toBe(200);
     };
@@ -57,7 +57,7 @@ describe.skipIf(missing)(`events across instances${missing ? ` (skipped: ${missi
     // second has it (the ones made before its subscription was listening are not for it).
     const sent = await probeUntil(() => seen.length > 0, change, 'the change to reach the other instance');
     expect(seen.length).toBeLessThanOrEqual(sent);
-    expect(seen).toEqual(seen.map(() => ({ data: { providerStatusChanged: { id: 'service-i', status: 'DEGRADED' } } })));
+    expect(seen).toEqual(seen.map(() => ({ data: { providerStatusChanged: { id: 'provider_d', status: 'DEGRADED' } } })));
     await iterator.return?.();
     await reading;
     await client.dispose();
@@ -115,7 +115,7 @@ describe('websocket lifecycle', () => {
     })();
     // Stop the gateway with the subscription live: once a probe status change has come through.
     const probe = () =>
-      platform.request('/graphql', { method: 'POST', key: admin, json: { query: 'mutation { setProviderStatus(id: "service-t", status: OPERATIONAL) { id } }' } });
+      platform.request('/graphql', { method: 'POST', key: admin, json: { query: 'mutation { setProviderStatus(id: "provider_a", status: OPERATIONAL) { id } }' } });
     await probeUntil(() => events > 0, probe, 'a probe status change');
     await platform.close();
     await until(() => closedWith !== undefined, 'the socket to close');

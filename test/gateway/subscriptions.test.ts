@@ -49,32 +49,32 @@ describe('graphql-ws through the gateway', () => {
     const client = wsClient(textKey);
     const sub = collect<{ data: { change: { providerId: string; now: string } } }>(
       client,
-      'subscription { change: providerStatusChanged(id: "service-t") { providerId: id now: status } }',
+      'subscription { change: providerStatusChanged(id: "provider_a") { providerId: id now: status } }',
     );
-    // Open once a probe (service-t set to the status it has) has come through the gateway.
-    await probeUntil(() => sub.results.length > 0, () => setStatus('service-t', 'OPERATIONAL'), 'a probe status change');
+    // Open once a probe (provider_a set to the status it has) has come through the gateway.
+    await probeUntil(() => sub.results.length > 0, () => setStatus('provider_a', 'OPERATIONAL'), 'a probe status change');
     const start = sub.results.length;
-    for (const status of ['DEGRADED', 'DOWN', 'OPERATIONAL']) expect((await setStatus('service-t', status)).status).toBe(200);
-    await setStatus('service-i', 'DOWN');
-    // A last change of service-t comes after service-i's, had that one (wrongly) been delivered.
-    await setStatus('service-t', 'DEGRADED');
+    for (const status of ['DEGRADED', 'DOWN', 'OPERATIONAL']) expect((await setStatus('provider_a', status)).status).toBe(200);
+    await setStatus('provider_d', 'DOWN');
+    // A last change of provider_a comes after provider_d's, had that one (wrongly) been delivered.
+    await setStatus('provider_a', 'DEGRADED');
     await until(() => sub.results.length >= start + 4, 'four status changes');
     expect(sub.results.slice(start).map((r) => r.data.change)).toEqual([
-      { providerId: 'service-t', now: 'DEGRADED' },
-      { providerId: 'service-t', now: 'DOWN' },
-      { providerId: 'service-t', now: 'OPERATIONAL' },
-      { providerId: 'service-t', now: 'DEGRADED' },
+      { providerId: 'provider_a', now: 'DEGRADED' },
+      { providerId: 'provider_a', now: 'DOWN' },
+      { providerId: 'provider_a', now: 'OPERATIONAL' },
+      { providerId: 'provider_a', now: 'DEGRADED' },
     ]);
     await sub.stop();
-    await setStatus('service-t', 'OPERATIONAL');
+    await setStatus('provider_a', 'OPERATIONAL');
   });
 
   it('runs queries and mutations over the socket too', async () => {
     const client = wsClient(textKey);
     const result = await new Promise<unknown>((resolve, reject) =>
-      client.subscribe({ query: '{ provider(id: "service-i") { id name } }' }, { next: resolve, error: reject, complete: () => {} }),
+      client.subscribe({ query: '{ provider(id: "provider_d") { id name } }' }, { next: resolve, error: reject, complete: () => {} }),
     );
-    expect(result).toEqual({ data: { provider: { id: 'service-i', name: 'Service I' } } });
+    expect(result).toEqual({ data: { provider: { id: 'provider_d', name: 'Provider D' } } });
   });
 
   it('closes the socket with 4401 for a missing or unknown key', async () => {
@@ -93,7 +93,7 @@ describe('graphql-ws through the gateway', () => {
     const client = wsClient(textKey);
     const subs = [1, 2, 3].map(() => collect(client, 'subscription { providerStatusChanged { id } }'));
     // All three are open once a probe status change has reached each of them.
-    await probeUntil(() => subs.every((sub) => sub.results.length > 0), () => setStatus('service-t', 'OPERATIONAL'), 'a probe on all three subscriptions');
+    await probeUntil(() => subs.every((sub) => sub.results.length > 0), () => setStatus('provider_a', 'OPERATIONAL'), 'a probe on all three subscriptions');
     const fourth = await new Promise<unknown>((resolve) =>
       client.subscribe({ query: 'subscription { providerStatusChanged { id } }' }, { next: resolve, error: resolve, complete: () => {} }),
     );

@@ -117,9 +117,9 @@ describe('failed socket authentications', () => {
       // A good key is counted as itself, not by address, over the socket as over HTTP.
       const { client, state } = connect(own, await own.issueKey('ws-good-after', 'text'));
       const answer = await new Promise((resolve, reject) =>
-        client.subscribe({ query: '{ provider(id: "service-t") { id } }' }, { next: resolve, error: reject, complete: () => {} }),
+        client.subscribe({ query: '{ provider(id: "provider_a") { id } }' }, { next: resolve, error: reject, complete: () => {} }),
       );
-      expect(answer).toEqual({ data: { provider: { id: 'service-t' } } });
+      expect(answer).toEqual({ data: { provider: { id: 'provider_a' } } });
       expect(state.closed).toBeUndefined();
     } finally {
       await own.close();

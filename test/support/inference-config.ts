@@ -7,6 +7,9 @@ import { writeRandomGguf } from '../../subgraphs/inference/engines/llama/gguf-wr
 
 const SPEC_PROVIDERS = ['provider_a', 'provider_b', 'provider_c', 'provider_d'] as const;
 
+/** provider_a is named Provider A, as in the built-in defaults. */
+const nameOf = (id: string) => `Provider ${id.slice(-1).toUpperCase()}`;
+
 /**
  * The inference configuration of platform tests that do not generate: the four providers on the
  * OCR engine alone, which starts its worker on first use, so a test platform spawns no llama.cpp
@@ -15,7 +18,7 @@ const SPEC_PROVIDERS = ['provider_a', 'provider_b', 'provider_c', 'provider_d'] 
 export function ocrOnlyInferenceConfig(): InferenceConfig {
   return inferenceConfigFrom(
     {
-      providers: SPEC_PROVIDERS.map((id) => ({ id, name: id, engines: [{ type: 'ocr' }], ...(id === 'provider_b' ? { maxConcurrency: 3 } : {}) })),
+      providers: SPEC_PROVIDERS.map((id) => ({ id, name: nameOf(id), engines: [{ type: 'ocr' }], ...(id === 'provider_b' ? { maxConcurrency: 3 } : {}) })),
     },
     null,
   );
@@ -33,7 +36,7 @@ export async function llamaInferenceConfig(overrides: Record<string, unknown> = 
   const config = inferenceConfigFrom(
     {
       modelsDir,
-      providers: SPEC_PROVIDERS.map((id) => ({ id, name: id, engines, ...(id === 'provider_b' ? { maxConcurrency: 3 } : {}) })),
+      providers: SPEC_PROVIDERS.map((id) => ({ id, name: nameOf(id), engines, ...(id === 'provider_b' ? { maxConcurrency: 3 } : {}) })),
       ...overrides,
     },
     null,
