@@ -43,8 +43,8 @@ export interface GenerationRun {
   /** The events after the first, which has already arrived (failover happens before it). */
   events: AsyncGenerator<GenerationEvent>;
   /**
-   * Records the call's usage: call once, when the answer has ended (status as answered, error
-   * code when it failed midway).
+   * Records the call's usage and closes `events` (releasing the provider's slot): call once, when
+   * the answer has ended (status as answered, error code when it failed midway).
    */
   finish(outcome: { status: number; errorCode?: string | null; usage?: Usage | null }): void;
 }
@@ -140,13 +140,18 @@ export class GenerationService {
           await events.return(undefined);
         }
       };
+      const rest = guarded();
       return {
         first: first.value,
         run: {
           model: resolution.model,
           provider,
-          events: guarded(),
-          finish: ({ status, errorCode, usage }) => record(status, errorCode ?? null, usage),
+          events: rest,
+          finish: ({ status, errorCode, usage }) => {
+            record(status, errorCode ?? null, usage);
+            // The interface stops reading at the done event: closing the events releases the provider's slot.
+            void rest.return(undefined).catch(() => undefined);
+          },
         },
       };
     } catch (error) {
