@@ -41,7 +41,8 @@ function settingsRead(): Map<string, string> {
 /** The REST error codes the code can answer with: `reason: 'x'` in domain errors and `code: 'x'` at the edge. */
 function errorCodesRaised(): Map<string, string> {
   const found = new Map<string, string>();
-  const patterns = [/\b(?:reason|code): '([a-z][a-z0-9_]+)'/g];
+  // Domain errors and the edge (`reason: 'x'`, `code: 'x'`), and the OpenAI-compatible interfaces' `new WireError(status, 'x'`.
+  const patterns = [/\b(?:reason|code): '([a-z][a-z0-9_]+)'/g, /new WireError\(\s*[\w.()]+,\s*'([a-z][a-z0-9_]+)'/g];
   // An engine's refusal reasons are not answers of an API: each interface maps them to its own
   // status and code (subgraphs/inference/engine/text-engine.ts).
   for (const { file, text } of sources.filter(({ file }) => !file.startsWith('subgraphs/inference/engines/'))) {
