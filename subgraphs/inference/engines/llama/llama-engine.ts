@@ -157,6 +157,8 @@ export class LlamaEngine implements TextEngine {
     if (typeof guided.schema !== 'object' || guided.schema === null || Array.isArray(guided.schema)) {
       throw new EngineError('invalid_request', 'guided_json must be a JSON schema object', 'guided_json');
     }
+    const unenforced = unenforceableKeyword(guided.schema, '');
+    if (unenforced) throw new EngineError('unsupported_parameter', `guided_json uses "${unenforced.keyword}"${unenforced.at ? ` (at ${unenforced.at})` : ''}, which the llama engine cannot enforce`, 'guided_json');
     return { kind: 'json', schema: guided.schema };
   }
 
@@ -204,4 +206,37 @@ export class LlamaEngine implements TextEngine {
     await Promise.all([...this.entries.values()].map(({ worker }) => worker.close()));
     this.entries.clear();
   }
+}
+
+// What node-llama-cpp's JSON-schema grammar enforces (its GbnfJsonSchema types); it drops any other
+// keyword without a word (minimum, pattern, anyOf…), so that the answer would not validate.
+const ENFORCED_KEYWORDS = new Set([
+  'type', 'const', 'enum', 'oneOf', '$defs', '$ref', 'minLength', 'maxLength', 'format',
+  'properties', 'additionalProperties', 'minProperties', 'maxProperties', 'required',
+  'items', 'prefixItems', 'minItems', 'maxItems',
+  // Annotations, which constrain nothing.
+  'description', 'title', '$schema', '$id', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly',
+]);
+const ENFORCED_FORMATS = new Set(['date-time', 'time', 'date']);
+
+/** The first keyword of a JSON schema the llama engine's grammar would ignore, with its JSON pointer. */
+function unenforceableKeyword(schema: unknown, at: string): { keyword: string; at: string } | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined;
+  const record = schema as Record<string, unknown>;
+  for (const [keyword, value] of Object.entries(record)) {
+    if (!ENFORCED_KEYWORDS.has(keyword) || (keyword === 'format' && !ENFORCED_FORMATS.has(value as string))) return { keyword, at };
+    const children: [string, unknown][] =
+      keyword === 'properties' || keyword === '$defs'
+        ? Object.entries((value ?? {}) as Record<string, unknown>).map(([name, child]) => [`${at}/${keyword}/${name}`, child])
+        : keyword === 'oneOf' || keyword === 'prefixItems'
+          ? (Array.isArray(value) ? value : []).map((child, i) => [`${at}/${keyword}/${i}`, child])
+          : keyword === 'items' || keyword === 'additionalProperties'
+            ? [[`${at}/${keyword}`, value]]
+            : [];
+    for (const [path, child] of children) {
+      const found = unenforceableKeyword(child, path);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
