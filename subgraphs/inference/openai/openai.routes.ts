@@ -329,7 +329,9 @@ const URL_IMAGES: Record<WireInterface, UrlImagePolicy> = {
 };
 
 function parse<T>(iface: WireInterface, schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
+  // reportInput: zod 4 leaves each issue's input out unless asked, and validationError tells a
+  // missing parameter (400) from a value of the wrong type (422 or 400) by it.
+  const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(iface, parsed.error);
   return parsed.data;
 }
