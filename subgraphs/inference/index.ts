@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
 import type { InferenceConfig } from './config/inference-config.js';
 import { loadInferenceConfig } from './config/load-inference-config.js';
+import { GenerationResolver } from './generation/generation.resolver.js';
 import type { InferenceContext, InferenceRuntime } from './inference-context.js';
 import { inferenceOrmOptions } from './mikro-orm.config.js';
 import { createOpenAiRoutes, OPENAI_ROUTES_PREFIX, interfaceRoot } from './openai/openai.routes.js';
@@ -17,7 +18,7 @@ import { UsageResolver } from './usage/usage.resolver.js';
 export const inferenceParts: SubgraphParts = {
   name: 'inference',
   orm: inferenceOrmOptions,
-  resolvers: [ProviderResolver, UsageResolver],
+  resolvers: [ProviderResolver, UsageResolver, GenerationResolver],
   references: { Provider: providerReference, InferenceUsageRecord: usageRecordReference },
   // Admin keys for the operators: setting a provider's status, and every account's usage.
   servesKinds: ['text', 'image', 'admin'],

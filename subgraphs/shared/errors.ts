@@ -3,9 +3,11 @@ import { GraphQLError } from 'graphql';
 
 /**
  * Codes every subgraph may raise. The edge maps each to an HTTP status and to the error names
- * of the specification the request came through (rest-bridge/errors.ts).
+ * of the specification the request came through (rest-bridge/errors.ts). SERVICE_UNAVAILABLE is
+ * a dependency that cannot answer now (an inference engine down, loading or timed out): retrying
+ * later may succeed, so it is told to the client rather than masked as internal.
  */
-export const ERROR_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'CONFLICT', 'INTERNAL_SERVER_ERROR'] as const;
+export const ERROR_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'CONFLICT', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR'] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The edge's own refusals, raised by no subgraph. */
