@@ -1,0 +1,313 @@
+/**
+ * bench/inference-overhead: what the inference interfaces add to a chat completion, and what the
+ * embedded llama.cpp engine generates on this machine.
+ *
+ * 1. A loopback OpenAI-compatible upstream (vLLM's wire format, answering at once) is called
+ *    directly and through the platform's edge: the keyless gateway
+ *    (/inference/gateway/v1/chat/completions, provider_c) and Service T (/inference/text, a text
+ *    key). POST /v1/chat/completions whole and streamed (stream_options.include_usage), timed to
+ *    the last byte, at 1, 10 and 100 requests in flight; p50/p99 and what the platform adds.
+ *    The upstream and the client each run in a worker thread of their own, off the platform's
+ *    event loop (the platform's edge and subgraphs share the main thread, as in production).
+ * 2. The embedded llama.cpp engine over a random-weight GGUF: completion tokens per second with
+ *    one sequence at a time and with six at once.
+ *
+ * Run on demand: `npm run bench:inference-overhead`. BENCH_REQUESTS scales the request counts
+ * (default 1), BENCH_MAX_SECONDS caps each measured run (default 12: on a slow or busy machine a run
+ * stops early and the table shows the requests it made), BENCH_UPSTREAM_CONNECTIONS sets the engine's connections to the upstream (default:
+ * the engine's own, 16), BENCH_SKIP_LLAMA=1 leaves part 2 out.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { loadConfig } from '../platform/config.js';
+import { openPlatformDatabase } from '../platform/database.js';
+import { openIdentityStore } from '../platform/identity/index.js';
+import { IdentityService } from '../platform/identity/identity.service.js';
+import { createLogger } from '../platform/logger.js';
+import { startPlatform } from '../platform/platform.js';
+import { inferenceConfigFrom } from '../subgraphs/inference/config/load-inference-config.js';
+import type { GenerationRequest, Usage } from '../subgraphs/inference/engine/text-engine.js';
+import { writeRandomGguf } from '../subgraphs/inference/engines/llama/gguf-writer.js';
+import { LlamaEngine } from '../subgraphs/inference/engines/llama/llama-engine.js';
+import type { ClientJob, ClientResult } from './inference-overhead-client.js';
+
+const MODEL = 'bench-model';
+const scale = Number(process.env.BENCH_REQUESTS ?? 1);
+const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 12);
+const upstreamConnections = process.env.BENCH_UPSTREAM_CONNECTIONS ? Number(process.env.BENCH_UPSTREAM_CONNECTIONS) : undefined;
+const LEVELS = [
+  { concurrency: 1, count: Math.round(1500 * scale), warmup: 200 },
+  { concurrency: 10, count: Math.round(2000 * scale), warmup: 300 },
+  { concurrency: 100, count: Math.round(4000 * scale), warmup: 500 },
+];
+const SERVICE_T_LEVELS = new Set([1, 10]);
+
+// ---------------------------------------------------------------------------------------------
+// Worker threads: the upstream and the client.
+
+interface Upstream {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function startUpstream(): Promise<Upstream> {
+  const worker = new Worker(new URL('./inference-overhead-upstream.ts', import.meta.url), { workerData: { model: MODEL } });
+  const url = await new Promise<string>((resolve, reject) => {
+    worker.once('message', (message: { url: string }) => resolve(message.url));
+    worker.once('error', reject);
+  });
+  return {
+    url,
+    close: async () => {
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+interface Client {
+  run(job: ClientJob): Promise<ClientResult>;
+  close(): Promise<void>;
+}
+
+function startClient(): Client {
+  const worker = new Worker(new URL('./inference-overhead-client.ts', import.meta.url));
+  return {
+    // One job at a time: the next message is this job's answer.
+    run: (job) =>
+      new Promise<ClientResult>((resolve, reject) => {
+        const onError = (error: Error) => reject(error);
+        worker.once('error', onError);
+        worker.once('message', (message: { result?: ClientResult; error?: string }) => {
+          worker.off('error', onError);
+          if (message.result) resolve(message.result);
+          else reject(new Error(`the client failed: ${message.error}`));
+        });
+        worker.postMessage(job);
+      }),
+    close: async () => {
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures.
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+interface Row {
+  mode: 'whole' | 'stream';
+  target: 'direct' | 'gateway' | 'Service T';
+  concurrency: number;
+  count: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  rps: number;
+  failures: number;
+  firstFailure?: string;
+}
+
+const ms = (value: number) => value.toFixed(3).padStart(9);
+const signedMs = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(3)}`.padStart(9);
+
+// ---------------------------------------------------------------------------------------------
+// Part 1: the interfaces' overhead.
+
+async function interfaceOverhead(): Promise<Row[]> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-inference-'));
+  const upstream = await startUpstream();
+  const engine = { type: 'openai-upstream', url: upstream.url, flavour: 'vllm', ...(upstreamConnections ? { connections: upstreamConnections } : {}) };
+  const config = {
+    ...loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: process.env.EMBEDDED_PG_PORT ?? '5497' }),
+    port: 0,
+    host: '127.0.0.1',
+    subgraphPorts: { membership: 0, marketplace: 0, inference: 0, traceroute: 0 },
+    // The limiter stays on (it is part of the edge's cost) but never refuses the bench.
+    rateLimits: { livePerMinute: 1e12, testPerMinute: 1e12, inferencePerMinute: 1e12, anonymousPerMinute: 1e12 },
+    // Every provider on the loopback upstream: Service T routes to provider_a, the bench names provider_c on the gateway.
+    inference: inferenceConfigFrom({ providers: ['provider_a', 'provider_b', 'provider_c', 'provider_d'].map((id) => ({ id, name: id, engines: [engine] })) }, null),
+  };
+  const client = startClient();
+  let database: Awaited<ReturnType<typeof openPlatformDatabase>> | undefined;
+  let platform: Awaited<ReturnType<typeof startPlatform>> | undefined;
+  let identityOrm: Awaited<ReturnType<typeof openIdentityStore>> | undefined;
+  try {
+    database = await openPlatformDatabase({ databaseUrl: config.databaseUrl, dataDir, embeddedPort: config.embeddedDatabasePort });
+    platform = await startPlatform(config, database.url, createLogger('silent'));
+    identityOrm = await openIdentityStore(database.url);
+    const { secret: textKey } = await new IdentityService(identityOrm.em.fork()).createKey({ account: 'bench', kind: 'text' });
+
+    const messages = [{ role: 'user', content: 'Say hello to the bench.' }];
+    const bodyOf = (stream: boolean, provider?: string) =>
+      JSON.stringify({ model: MODEL, messages, max_tokens: 16, ...(provider ? { provider } : {}), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
+    const platformOrigin = new URL(platform.baseUrl).origin;
+    const targets = {
+      direct: (stream: boolean) => ({ origin: upstream.url, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: bodyOf(stream) }),
+      gateway: (stream: boolean) => ({
+        origin: platformOrigin,
+        path: '/inference/gateway/v1/chat/completions',
+        headers: { 'content-type': 'application/json' },
+        body: bodyOf(stream, 'provider_c'),
+      }),
+      'Service T': (stream: boolean) => ({
+        origin: platformOrigin,
+        path: '/inference/text/v1/chat/completions',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${textKey}` },
+        body: bodyOf(stream),
+      }),
+    };
+
+    // A first call on each path: the engine lists the upstream's models, the key is looked up.
+    for (const stream of [false, true]) {
+      for (const target of ['gateway', 'Service T'] as const) {
+        const job = { ...targets[target](stream), stream, concurrency: 1, warmup: 0, count: 1, maxSeconds: 60 };
+        const probe = await client.run(job);
+        if (probe.failures) throw new Error(`${target} does not answer: ${probe.firstFailure}`);
+      }
+    }
+
+    const rows: Row[] = [];
+    for (const mode of ['whole', 'stream'] as const) {
+      const stream = mode === 'stream';
+      for (const level of LEVELS) {
+        const names = (['direct', 'gateway', 'Service T'] as const).filter((name) => name !== 'Service T' || SERVICE_T_LEVELS.has(level.concurrency));
+        for (const target of names) {
+          const result = await client.run({ ...targets[target](stream), stream, ...level, maxSeconds });
+          const sorted = result.latencies.slice().sort();
+          const row: Row = {
+            mode,
+            target,
+            concurrency: level.concurrency,
+            count: result.latencies.length,
+            p50: percentile(sorted, 0.5),
+            p99: percentile(sorted, 0.99),
+            mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
+            rps: (result.latencies.length / result.wallMs) * 1000,
+            failures: result.failures,
+            ...(result.firstFailure ? { firstFailure: result.firstFailure } : {}),
+          };
+          rows.push(row);
+          process.stderr.write(`  ${mode.padEnd(6)} ${target.padEnd(9)} c=${String(level.concurrency).padEnd(3)} p50 ${row.p50.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms\n`);
+        }
+      }
+    }
+    return rows;
+  } finally {
+    await client.close();
+    await identityOrm?.close();
+    await platform?.stop();
+    await database?.stop();
+    await upstream.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printOverhead(rows: Row[]): void {
+  console.log(`\ninference-overhead: POST /v1/chat/completions, loopback upstream (vLLM wire format, answers at once), node ${process.version}, ${os.availableParallelism()} cores`);
+  console.log('latency to the last byte, ms; "added" is the platform\'s figure minus the direct one at the same concurrency and mode\n');
+  console.log('mode    target     conc  requests   p50 ms   p99 ms  mean ms    req/s  added p50  added p99  failures');
+  for (const row of rows) {
+    const direct = rows.find((r) => r.mode === row.mode && r.concurrency === row.concurrency && r.target === 'direct')!;
+    const added = row.target === 'direct' ? ''.padStart(20) : `${signedMs(row.p50 - direct.p50)}  ${signedMs(row.p99 - direct.p99)}`;
+    console.log(
+      `${row.mode.padEnd(8)}${row.target.padEnd(11)}${String(row.concurrency).padStart(4)}${String(row.count).padStart(10)}${ms(row.p50)}${ms(row.p99)}${ms(row.mean)}${row.rps.toFixed(0).padStart(9)}  ${added}${String(row.failures).padStart(10)}`,
+    );
+  }
+  const gatewayC1 = rows.filter((r) => r.target === 'gateway' && r.concurrency === 1);
+  const worst = Math.max(...gatewayC1.map((r) => r.p50 - rows.find((d) => d.mode === r.mode && d.concurrency === 1 && d.target === 'direct')!.p50));
+  console.log(`\ntarget: p50 added under 1 ms at concurrency 1 (LiteLLM publishes 3.25 ms): gateway adds ${worst.toFixed(3)} ms at worst -> ${worst < 1 ? 'met' : 'NOT met'}`);
+  const failed = rows.filter((r) => r.failures > 0);
+  for (const row of failed) console.log(`failures: ${row.mode} ${row.target} c=${row.concurrency}: ${row.failures}, first: ${row.firstFailure}`);
+  if (failed.length) throw new Error('requests failed: the figures would not compare like with like');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Part 2: the embedded llama.cpp engine's tokens per second.
+
+interface LlamaFigures {
+  threads: number;
+  rounds: { label: string; sequences: number; tokens: number; wallMs: number; perSequence: number[] }[];
+}
+
+async function llamaThroughput(): Promise<LlamaFigures> {
+  const modelsDir = await mkdtemp(path.join(os.tmpdir(), 'bench-llama-'));
+  await writeRandomGguf(path.join(modelsDir, 'bench.gguf'), { seed: 7 });
+  const engine = new LlamaEngine({ modelsDir, sequences: 6, contextSize: 1024 });
+  const threads = Math.max(1, os.availableParallelism() - 1);
+  try {
+    const models = await engine.settled();
+    if (models[0]?.status !== 'ready') throw new Error(`the bench model did not load: ${JSON.stringify(models)}`);
+    const generate = async (prompt: string): Promise<{ usage: Usage; ms: number }> => {
+      const request: GenerationRequest = {
+        model: 'bench',
+        input: { kind: 'completion', prompt },
+        sampling: { maxTokens: 64, seed: 1, temperature: 0 },
+        signal: AbortSignal.timeout(120_000),
+      };
+      const at = performance.now();
+      for await (const event of engine.generate(request)) if (event.type === 'done') return { usage: event.usage, ms: performance.now() - at };
+      throw new Error('the generation ended without a done event');
+    };
+    const prompt = (i: number) => `Once upon a time, in bench run number ${i}, there was`;
+    // Warm-up: the first generation pays for the sequences' first allocations.
+    await Promise.all(Array.from({ length: 6 }, (_, i) => generate(prompt(i))));
+
+    const rounds: LlamaFigures['rounds'] = [];
+    const ROUNDS = 3;
+    for (let round = 0; round < ROUNDS; round++) {
+      const started = performance.now();
+      const one: { usage: Usage; ms: number }[] = [];
+      for (let i = 0; i < 6; i++) one.push(await generate(prompt(i)));
+      rounds.push({
+        label: '1 at a time',
+        sequences: 1,
+        tokens: one.reduce((sum, g) => sum + g.usage.completionTokens, 0),
+        wallMs: performance.now() - started,
+        perSequence: one.map((g) => (g.usage.completionTokens / g.ms) * 1000),
+      });
+      const parallelStart = performance.now();
+      const six = await Promise.all(Array.from({ length: 6 }, (_, i) => generate(prompt(i))));
+      rounds.push({
+        label: '6 at once',
+        sequences: 6,
+        tokens: six.reduce((sum, g) => sum + g.usage.completionTokens, 0),
+        wallMs: performance.now() - parallelStart,
+        perSequence: six.map((g) => (g.usage.completionTokens / g.ms) * 1000),
+      });
+    }
+    return { threads, rounds };
+  } finally {
+    await engine.close();
+    await rm(modelsDir, { recursive: true, force: true });
+  }
+}
+
+function printLlama(figures: LlamaFigures): void {
+  console.log(
+    `\nllama.cpp engine: random-weight GGUF (llama, 2 layers, 64 wide), sequences 6, context 1024, ${figures.threads} thread(s); 6 completions of max 64 tokens (temperature 0, seed 1) per row`,
+  );
+  console.log('run            seqs  tokens   wall ms  aggregate tok/s  per-sequence tok/s (mean, min-max)');
+  for (const round of figures.rounds) {
+    const mean = round.perSequence.reduce((sum, value) => sum + value, 0) / round.perSequence.length;
+    console.log(
+      `${round.label.padEnd(15)}${String(round.sequences).padStart(4)}${String(round.tokens).padStart(8)}${round.wallMs.toFixed(0).padStart(10)}${((round.tokens / round.wallMs) * 1000).toFixed(0).padStart(17)}  ${mean.toFixed(0).padStart(8)} (${Math.min(...round.perSequence).toFixed(0)}-${Math.max(...round.perSequence).toFixed(0)})`,
+    );
+  }
+  const best = (sequences: number) => Math.max(...figures.rounds.filter((r) => r.sequences === sequences).map((r) => (r.tokens / r.wallMs) * 1000));
+  console.log(`\nbest aggregate: 1 sequence ${best(1).toFixed(0)} tok/s, 6 sequences ${best(6).toFixed(0)} tok/s (×${(best(6) / best(1)).toFixed(2)})\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const rows = await interfaceOverhead();
+printOverhead(rows);
+if (process.env.BENCH_SKIP_LLAMA !== '1') printLlama(await llamaThroughput());
