@@ -253,6 +253,17 @@ describe('chatCompletionStream over graphql-ws through the gateway', () => {
     await eventually(graphqlUsage, (rows) => rows.some((row) => row.streamed && row.status === 200 && row.completionTokens === 16), 'the stream to be recorded');
   });
 
+  it("streams a raw completion too, chunk by chunk, to the completion mutation's text", async () => {
+    const input = { model: MODEL, prompt: 'Once upon', maxTokens: 8, seed: 9, temperature: 1 };
+    const whole = await graphql<{ completion: Generated }>('mutation($input: CompletionInput!) { completion(input: $input) { text finishReason usage { promptTokens completionTokens totalTokens } } }', { input });
+    expect(whole.errors).toBeUndefined();
+    const chunks: Chunk[] = [];
+    const query = 'subscription($input: CompletionInput!) { completionStream(input: $input) { text finishReason usage { promptTokens completionTokens totalTokens } } }';
+    for await (const event of wsClient().iterate({ query, variables: { input } })) chunks.push((event as Answer<{ completionStream: Chunk }>).data!.completionStream);
+    expect(chunks.map((c) => c.text).join('')).toBe(whole.data!.completion.text);
+    expect(chunks.at(-1)).toEqual({ text: '', finishReason: whole.data!.completion.finishReason, usage: whole.data!.completion.usage });
+  });
+
   it('answers a refusal as the only event, with its code', async () => {
     const events = await streamed({ model: 'nowhere' });
     expect(events).toHaveLength(1);
