@@ -17,6 +17,7 @@
  * stops early and the table shows the requests it made), BENCH_UPSTREAM_CONNECTIONS sets the engine's connections to the upstream (default:
  * the engine's own, 16), BENCH_SKIP_LLAMA=1 leaves part 2 out.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,6 +100,22 @@ function startClient(): Client {
 // ---------------------------------------------------------------------------------------------
 // Figures.
 
+/**
+ * CPU time of the main thread (the platform's edge and subgraphs; the client and the upstream run
+ * in workers), in ms, from Linux's per-thread accounting; undefined elsewhere. Unlike latency it
+ * hardly moves when other processes compete for the cores.
+ */
+function mainThreadCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
@@ -112,6 +129,8 @@ interface Row {
   p99: number;
   mean: number;
   rps: number;
+  /** The platform's main-thread CPU per request, warm-up included. */
+  cpuPerRequest?: number;
   failures: number;
   firstFailure?: string;
 }
@@ -181,7 +200,9 @@ async function interfaceOverhead(): Promise<Row[]> {
       for (const level of LEVELS) {
         const names = (['direct', 'gateway', 'Service T'] as const).filter((name) => name !== 'Service T' || SERVICE_T_LEVELS.has(level.concurrency));
         for (const target of names) {
+          const cpuBefore = mainThreadCpuMs();
           const result = await client.run({ ...targets[target](stream), stream, ...level, maxSeconds });
+          const cpuAfter = mainThreadCpuMs();
           const sorted = result.latencies.slice().sort();
           const row: Row = {
             mode,
@@ -192,6 +213,7 @@ async function interfaceOverhead(): Promise<Row[]> {
             p99: percentile(sorted, 0.99),
             mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
             rps: (result.latencies.length / result.wallMs) * 1000,
+            ...(target !== 'direct' && cpuBefore !== undefined && cpuAfter !== undefined ? { cpuPerRequest: (cpuAfter - cpuBefore) / (level.warmup + result.latencies.length) } : {}),
             failures: result.failures,
             ...(result.firstFailure ? { firstFailure: result.firstFailure } : {}),
           };
@@ -214,16 +236,19 @@ async function interfaceOverhead(): Promise<Row[]> {
 function printOverhead(rows: Row[]): void {
   console.log(`\ninference-overhead: POST /v1/chat/completions, loopback upstream (vLLM wire format, answers at once), node ${process.version}, ${os.availableParallelism()} cores`);
   console.log('latency to the last byte, ms; "added" is the platform\'s figure minus the direct one at the same concurrency and mode\n');
-  console.log('mode    target     conc  requests   p50 ms   p99 ms  mean ms    req/s  added p50  added p99  failures');
+  console.log('"platform CPU" is the main thread\'s (edge and inference subgraph) CPU time per request, which contention for the cores hardly moves\n');
+  console.log('mode    target     conc  requests   p50 ms   p99 ms  mean ms    req/s  added p50  added p99  platform CPU ms/req  failures');
   for (const row of rows) {
     const direct = rows.find((r) => r.mode === row.mode && r.concurrency === row.concurrency && r.target === 'direct')!;
     const added = row.target === 'direct' ? ''.padStart(20) : `${signedMs(row.p50 - direct.p50)}  ${signedMs(row.p99 - direct.p99)}`;
     console.log(
-      `${row.mode.padEnd(8)}${row.target.padEnd(11)}${String(row.concurrency).padStart(4)}${String(row.count).padStart(10)}${ms(row.p50)}${ms(row.p99)}${ms(row.mean)}${row.rps.toFixed(0).padStart(9)}  ${added}${String(row.failures).padStart(10)}`,
+      `${row.mode.padEnd(8)}${row.target.padEnd(11)}${String(row.concurrency).padStart(4)}${String(row.count).padStart(10)}${ms(row.p50)}${ms(row.p99)}${ms(row.mean)}${row.rps.toFixed(0).padStart(9)}  ${added}${(row.cpuPerRequest === undefined ? '' : row.cpuPerRequest.toFixed(2)).padStart(21)}${String(row.failures).padStart(10)}`,
     );
   }
   const gatewayC1 = rows.filter((r) => r.target === 'gateway' && r.concurrency === 1);
   const worst = Math.max(...gatewayC1.map((r) => r.p50 - rows.find((d) => d.mode === r.mode && d.concurrency === 1 && d.target === 'direct')!.p50));
+  const load = os.loadavg()[0];
+  if (load > os.availableParallelism()) console.log(`\nnote: load average ${load.toFixed(1)} on ${os.availableParallelism()} cores: other processes competed for the CPU, latencies are inflated`);
   console.log(`\ntarget: p50 added under 1 ms at concurrency 1 (LiteLLM publishes 3.25 ms): gateway adds ${worst.toFixed(3)} ms at worst -> ${worst < 1 ? 'met' : 'NOT met'}`);
   const failed = rows.filter((r) => r.failures > 0);
   for (const row of failed) console.log(`failures: ${row.mode} ${row.target} c=${row.concurrency}: ${row.failures}, first: ${row.firstFailure}`);
