@@ -63,7 +63,8 @@ export function validationError(iface: WireInterface, error: z.ZodError): WireEr
     const names = issue.keys.map((key) => (param ? `${param}.${key}` : key));
     return new WireError(400, 'unknown_parameter', `Unrecognized request argument${names.length > 1 ? 's' : ''} supplied: ${names.join(', ')}`, names[0] ?? null);
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
+  // A union (a message's content: string or parts) that got nothing is as missing as a plain field.
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && issue.input === undefined) {
     return param === null
       ? new WireError(400, 'invalid_body', 'The request body must be a JSON object')
       : new WireError(400, 'missing_parameter', `Missing required parameter: '${param}'`, param);
