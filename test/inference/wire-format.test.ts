@@ -187,6 +187,12 @@ describe('errors', () => {
     expect(error.message).toContain('model');
   });
 
+  it('a message without content is 400 missing_parameter naming it, content of the wrong type 422', async () => {
+    expectError(await post('serviceT', '/chat/completions', { ...base, messages: [{ role: 'user' }] }), 400, 'missing_parameter', 'messages[0].content');
+    expectError(await post('serviceI', '/chat/completions', { ...base, messages: [{ role: 'user' }] }), 400, 'missing_parameter', 'messages[0].content');
+    expectError(await post('serviceT', '/chat/completions', { ...base, messages: [{ role: 'user', content: 42 }] }), 422, 'invalid_type', 'messages[0].content');
+  });
+
   it('a temperature of the wrong type is 422 invalid_type on Service T and the gateway, 400 on Service I', async () => {
     expectError(await post('serviceT', '/chat/completions', { ...base, temperature: 'hot' }), 422, 'invalid_type', 'temperature');
     expectError(await post('gateway', '/chat/completions', { ...base, temperature: 'hot' }), 422, 'invalid_type', 'temperature');
