@@ -45,7 +45,7 @@ import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websoc
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
 import { relayStream } from './stream-relay.js';
-import { relayAgent, relayInference } from './inference-relay.js';
+import { callInference, relayAgent, relayInference } from './inference-relay.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -62,6 +62,11 @@ export interface EdgeOptions {
   /** Counts nothing and sends no X-RateLimit headers: for benchmarks that measure the limiter. */
   limitsOff?: boolean;
   subscriptionLimits: SubscriptionLimits;
+  /**
+   * The inference subgraph's HTTP routes when it runs in this process: the inference mounts call
+   * them directly; without them the mounts relay to the subgraph's URL.
+   */
+  localInference?: express.RequestHandler;
 }
 
 export interface Edge {
@@ -208,7 +213,9 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // authenticates (keyed mounts), counts, and relays each mount to its interface there.
   const inferenceAgent = relayAgent();
   const relay = (base: string, target: string, keyless: boolean) =>
-    relayInference({ mount: base, target, subgraphUrl: options.subgraphUrls.inference, internalSecret: options.internalSecret, keyless, dispatcher: inferenceAgent });
+    options.localInference
+      ? callInference({ mount: base, target, keyless, routes: options.localInference })
+      : relayInference({ mount: base, target, subgraphUrl: options.subgraphUrls.inference, internalSecret: options.internalSecret, keyless, dispatcher: inferenceAgent });
   mount(bases.inferenceText, guard(serviceTInterface(rateLimits)), relay(bases.inferenceText, '/openai/serviceT', false));
   mount(bases.inferenceImage, guard(serviceIInterface(rateLimits, bases.inferenceImage)), relay(bases.inferenceImage, '/openai/serviceI', false));
   // Keyless interfaces: a client's Authorization header is ignored, and dropped so nothing behind relies on it.

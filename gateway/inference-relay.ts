@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { openAIErrorFormat, sendApiError } from '../rest-bridge/errors.js';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
@@ -85,5 +85,24 @@ export function relayInference(options: InferenceRelayOptions) {
       req.log?.warn({ err: error }, 'inference relay broke off');
       abortChunkedResponse(res);
     }
+  };
+}
+
+/**
+ * The same interface when the inference subgraph runs in the edge's process: its routes are
+ * called directly with the request (the body still unread, so it streams as over HTTP), under
+ * the subgraph's path, with the principal the guard set or, keyless, the client's address. Nothing
+ * is signed: nothing leaves the process. The public URL is restored for anything after them.
+ */
+export function callInference(options: { mount: string; target: string; keyless: boolean; routes: RequestHandler }) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const publicUrl = req.url;
+    const query = publicUrl.includes('?') ? publicUrl.slice(publicUrl.indexOf('?')) : '';
+    if (options.keyless) req.clientAddress = req.ip ?? 'unknown';
+    req.url = `${options.target}${req.path.slice(options.mount.length) || '/'}${query}`;
+    options.routes(req, res, (error?: unknown) => {
+      req.url = publicUrl;
+      next(error);
+    });
   };
 }

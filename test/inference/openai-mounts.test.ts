@@ -109,3 +109,34 @@ describe('errors by each interface table', () => {
     await expect(client('/inference/image', imageKey).models.list()).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
   });
 });
+
+describe('an edge apart from the inference subgraph (relayed over HTTP)', () => {
+  it('serves the same answers through the relay: keyed and keyless, streamed, errors in the interface table', async () => {
+    const { openIdentityStore } = await import('../../platform/identity/index.js');
+    const { createLogger } = await import('../../platform/logger.js');
+    const { startEdgeService } = await import('../../platform/platform.js');
+    const { testConfig } = await import('../support/platform-harness.js');
+    const identityOrm = await openIdentityStore(platform.databaseUrl);
+    // No localInference: this edge finds the subgraph at its URL, as `gateway/server.ts` does.
+    const edge = await startEdgeService(testConfig(), identityOrm, platform.subgraphUrls, createLogger('silent'));
+    try {
+      const base = edge.url.replace(/\/graphql$/, '');
+      const relayed = (mount: string, apiKey = 'unused') => new OpenAI({ baseURL: `${base}${mount}/v1`, apiKey, maxRetries: 0 });
+      const direct = await client('/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, seed: 9 });
+      const viaRelay = await relayed('/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, seed: 9 });
+      expect(viaRelay.choices[0]!.message.content).toBe(direct.choices[0]!.message.content);
+      const stream = await relayed('/inference/gateway').completions.create({ model: MODEL, prompt: 'x', max_tokens: 3, stream: true, stream_options: { include_usage: true } });
+      let usage: OpenAI.CompletionUsage | undefined;
+      for await (const part of stream) if (part.usage) usage = part.usage;
+      expect(usage?.completion_tokens).toBe(3);
+      await expect(relayed('/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], temperature: 3 })).rejects.toBeInstanceOf(OpenAI.UnprocessableEntityError);
+      await expect(relayed('/inference/proxy').chat.completions.create({ model: 'nowhere', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+      // A subgraph request without the edge's signature is refused, keyless paths included.
+      const unsigned = await fetch(`${new URL(platform.subgraphUrls.inference).origin}/openai/gateway/v1/models`);
+      expect(unsigned.status).toBe(401);
+    } finally {
+      await edge.stop();
+      await identityOrm.close(true);
+    }
+  });
+});
