@@ -34,8 +34,12 @@ export interface RateLimits {
 }
 
 export interface PlatformConfig {
-  /** The inference providers, engines, interfaces and plans: the file INFERENCE_CONFIG names, or the built-in defaults. */
-  inference: InferenceConfig;
+  /**
+   * The inference providers, engines, interfaces and plans, when given here (tests, benches);
+   * otherwise `inferenceConfigOf` reads INFERENCE_CONFIG when the inference subgraph starts, so
+   * commands that never serve inference (the key tool) do not depend on that file.
+   */
+  inference?: InferenceConfig;
   port: number;
   host: string;
   dataDir: string;
@@ -142,8 +146,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     SUBGRAPH_NAMES.map((name) => [name, subgraphUrlFromEnv(env, name, subgraphHost, subgraphPorts[name])]),
   ) as Record<SubgraphName, string>;
   return {
-    // Read here so that a bad file stops the start with every bad entry named, before anything runs.
-    inference: loadInferenceConfig({ ...env, DATA_DIR: dataDir }),
     port: intFromEnv(env, 'PORT', 4000),
     host: env.HOST || '0.0.0.0',
     dataDir,
@@ -182,4 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };
+}
+
+/** The inference configuration the platform runs with: the one given, or INFERENCE_CONFIG's (models under DATA_DIR by default). */
+export function inferenceConfigOf(config: PlatformConfig, env: NodeJS.ProcessEnv = process.env): InferenceConfig {
+  return config.inference ?? loadInferenceConfig({ ...env, DATA_DIR: config.dataDir });
 }

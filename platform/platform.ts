@@ -4,7 +4,7 @@ import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
-import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
+import { inferenceConfigOf, SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from './identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
@@ -64,7 +64,7 @@ export async function startSubgraphService(
     pubsub,
     webhooks: config.webhooks,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
-    inferenceConfig: config.inference,
+    inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;

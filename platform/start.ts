@@ -1,11 +1,18 @@
-import { loadConfig, SUBGRAPH_NAMES } from './config.js';
+import { inferenceConfigOf, loadConfig, SUBGRAPH_NAMES } from './config.js';
 import { openPlatformDatabase, portIsFree } from './database.js';
 import { createLogger } from './logger.js';
 import { startPlatform } from './platform.js';
 import { stopOnSignal } from './service-entry.js';
 
 /** `npm start`: the embedded database (unless DATABASE_URL), every subgraph, the gateway and the bridge. */
-const config = loadConfig();
+let config = loadConfig();
+// Read before anything starts, so that a bad INFERENCE_CONFIG stops the start with every bad entry named.
+try {
+  config = { ...config, inference: inferenceConfigOf(config) };
+} catch (error) {
+  process.stderr.write(`\n${error instanceof Error ? error.message : String(error)}\n\n`);
+  process.exit(1);
+}
 const logger = createLogger(config.logLevel);
 
 function fail(message: string): never {
@@ -52,7 +59,7 @@ process.stdout.write(
     `  Membership REST                ${baseUrl}${config.restBases.membership}   (OpenAPI: ${baseUrl}${config.restBases.membership}/openapi.json)`,
     `  Traceroute REST                ${baseUrl}${config.restBases.traceroute}   (key in X-API-Key or ?api_key=)`,
     `  Inference (OpenAI-compatible)  ${baseUrl}${config.restBases.inferenceText}/v1, ${config.restBases.inferenceImage}/v1, ${config.restBases.inferenceProxy}/v1, ${config.restBases.inferenceGateway}/v1`,
-    `  Models folder (GGUF)           ${config.inference.modelsDir}`,
+    `  Models folder (GGUF)           ${config.inference!.modelsDir}`,
     `  Rate-limit counters            ${config.redisUrl ? 'Redis (REDIS_URL)' : 'in process'}`,
     `  Health                         ${baseUrl}/health`,
     ...SUBGRAPH_NAMES.map((name) => `  ${`${name} subgraph`.padEnd(31)}${subgraphUrls[name]} (internal)`),
