@@ -71,7 +71,7 @@ function wireParams(input: GenerationParamsInput): Record<string, unknown> {
 
 /** Validates `body` with the gateway interface's schema; a refusal names the GraphQL input's field. */
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
+  const parsed = schema.safeParse(body, { reportInput: true });
   if (parsed.success) return parsed.data;
   const wire = validationError('gateway', parsed.error);
   const param = wire.param === null ? undefined : graphqlParam(wire.param);
