@@ -16,6 +16,7 @@ import type { PlatformConfig } from '../../platform/config.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
 import { UpstreamClients } from './upstream-clients.js';
+import { upstreamStream } from './upstream-stream.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
 export type SubscriptionLimits = PlatformConfig['subscriptions'];
@@ -218,7 +219,7 @@ export function serveWebSockets(options: {
         const planned = options.executor.plan(args.document, args.operationName ?? undefined);
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
         const sent = Object.fromEntries((planned.primary.variableUsages ?? []).filter((name) => name in variables).map((name) => [name, variables[name]]));
-        const upstream = state.upstream.for(planned.primary.serviceName).iterate({
+        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), {
           query: planned.primary.operation,
           variables: sent,
           operationName: planned.primary.operationName,
@@ -227,7 +228,7 @@ export function serveWebSockets(options: {
         });
         state.subscriptions += 1;
         active += 1;
-        return (async function* () {
+        const relayed = (async function* () {
           try {
             for await (const event of upstream) {
               // An expiry passed since the last check ends the socket before another event goes out.
@@ -241,9 +242,22 @@ export function serveWebSockets(options: {
           } finally {
             state.subscriptions -= 1;
             active -= 1;
-            await upstream.return?.();
+            await upstream.return();
           }
         })();
+        // The client's `complete` ends the upstream first, which ends the loop above at once
+        // (otherwise the generator's return would wait for the subgraph's next event).
+        return {
+          [Symbol.asyncIterator]() {
+            return this;
+          },
+          next: () => relayed.next(),
+          return: async () => {
+            await upstream.return();
+            return relayed.return(undefined);
+          },
+          throw: (error: unknown) => relayed.throw(error),
+        };
       }) as never,
       onClose: async (ctx) => {
         const state = sockets.get(ctx.extra.socket);

@@ -118,4 +118,24 @@ describe('GraphQL inference over an upstream', () => {
     await hungUp;
     expect(vllm.requests.findLast((r) => r.path.endsWith('/chat/completions'))!.closedEarly).toBe(true);
   });
+
+  it('ends the upstream at once when one of several subscriptions on a socket is completed, without waiting for its next event', async () => {
+    // Thirty seconds between tokens: only the unsubscribe itself can end the upstream request in time.
+    onGenerationOnly(vllm, { reply: [' first', ' never'], chunkDelayMs: 30_000 });
+    const client = createClient({ url: platform.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${textKey}` }, retryAttempts: 0 });
+    clients.push(client);
+    // A second, quiet subscription keeps the socket open: only the stream's own completion may end it.
+    const quiet = client.iterate({ query: 'subscription { providerStatusChanged { id } }' });
+    void quiet.next();
+    const stream = client.iterate<{ chatCompletionStream: { text: string } }>({ query: STREAM, variables: { input: input({ maxTokens: 2 }) } });
+    const first = stream.next();
+    await until(() => generationRequests() > 0, 'the upstream generation request');
+    const hungUp = vllm.nextEarlyClose();
+    void first;
+    await stream.return!();
+    await hungUp;
+    expect(vllm.requests.findLast((r) => r.path.endsWith('/chat/completions'))!.closedEarly).toBe(true);
+    await quiet.return!();
+  }, 15_000);
 });
+

@@ -155,7 +155,8 @@ export class GenerationService {
         },
       };
     } catch (error) {
-      const outcome = call.outcomeOf(error);
+      // A client gone before the first token is not a failure of ours: 499, as nginx logs it.
+      const outcome = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error);
       record(outcome.status, outcome.code, null);
       throw error;
     }

@@ -88,15 +88,27 @@ export class GraphqlGeneration {
   }
 
   /**
-   * Starts a generation (a refusal throws here, before any chunk) and returns its chunks as an
-   * iterator whose `return()` (the subscriber went away) aborts the engine at once. An async
-   * generator's own return() would wait for the token it is awaiting; GraphQL's subscription
-   * mapping calls this return() directly, so the abort does not wait for the engine.
+   * A generation's chunks as an iterator whose `return()` (the subscriber went away) aborts the
+   * engine at once. The iterator is returned before the generation starts: graphql-ws returns an
+   * operation the client completed only once `subscribe` has resolved, so a subscribe that waited
+   * for the first token would keep a departed subscriber's generation running until then. A
+   * refusal is therefore the stream's one event. An async generator's own return() would wait for
+   * the token it is awaiting; GraphQL's subscription mapping calls this return() directly.
    */
-  async stream(request: GenerationRequest): Promise<AsyncIterableIterator<StreamItem>> {
+  stream(request: GenerationRequest): AsyncIterableIterator<StreamItem> {
     const controller = new AbortController();
-    const { run, first } = await this.start(request, true, controller.signal);
-    const items = chunks(run, first, controller.signal);
+    const start = () => this.start(request, true, controller.signal);
+    const items = (async function* (): AsyncGenerator<StreamItem> {
+      let started: { run: GenerationRun; first: GenerationEvent };
+      try {
+        started = await start();
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        yield { error };
+        return;
+      }
+      yield* chunks(started.run, started.first, controller.signal);
+    })();
     const iterator: AsyncIterableIterator<StreamItem> = {
       next: () => items.next(),
       return: async () => {
