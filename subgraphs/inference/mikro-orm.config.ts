@@ -3,6 +3,7 @@ import { UsageRecord } from './usage/usage-record.entity.js';
 import { Migration20261122000300Providers } from './migrations/Migration20261122000300Providers.js';
 import { Migration20261123000200UsageRecords } from './migrations/Migration20261123000200UsageRecords.js';
 import { Migration20261123000500ConfiguredProviders } from './migrations/Migration20261123000500ConfiguredProviders.js';
+import { Migration20261123000900UsageAnalytics } from './migrations/Migration20261123000900UsageAnalytics.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
@@ -12,5 +13,6 @@ export const inferenceOrmOptions = {
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
     { name: 'Migration20261123000500ConfiguredProviders', class: Migration20261123000500ConfiguredProviders },
+    { name: 'Migration20261123000900UsageAnalytics', class: Migration20261123000900UsageAnalytics },
   ],
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UPSTREAM_FLAVOURS } from '../engines/openai-upstream/upstream-flavour.js';
+import { QUALITY_TIERS, RECOMMENDATION_CATEGORIES } from '../recommendation/recommendation-category.js';
 
 /** The spec's gateway providers; provider_d_image is a model-listing filter, never a provider. */
 export const SPEC_PROVIDER_IDS = ['provider_a', 'provider_b', 'provider_c', 'provider_d'] as const;
@@ -74,6 +75,8 @@ const provider = z.strictObject({
   aliases: z.record(modelPattern, modelPattern).optional(),
   /** What the provider does; derived from its engines when absent. */
   capabilities: z.array(z.enum(CAPABILITIES)).min(1).optional(),
+  /** The quality tier GET /v1/recommendations weighs: `default` for every category, or one per category; standard when absent. */
+  quality: z.partialRecord(z.enum(['default', ...RECOMMENDATION_CATEGORIES]), z.enum(QUALITY_TIERS)).optional(),
 });
 
 const interfaceProviders = z.array(id).min(1);

@@ -1,4 +1,5 @@
 import type { UpstreamFlavour } from '../engines/openai-upstream/upstream-flavour.js';
+import type { QualityTier, RecommendationCategory } from '../recommendation/recommendation-category.js';
 import type { Capability } from './inference-config.schema.js';
 import { matchesAnyModelPattern } from './model-glob.js';
 
@@ -32,6 +33,8 @@ export interface ProviderConfig {
   /** Client-facing name to the engine's model id. */
   aliases: Record<string, string>;
   capabilities: Capability[];
+  /** The configured quality tier, for every category (`default`) or per category; absent: standard. */
+  quality?: Partial<Record<'default' | RecommendationCategory, QualityTier>>;
 }
 
 export interface PlanConfig {

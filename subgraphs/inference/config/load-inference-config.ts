@@ -180,6 +180,7 @@ function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): I
     ...(p.models ? { models: p.models } : {}),
     aliases: p.aliases ?? {},
     capabilities: p.capabilities ?? [...new Set(p.engines.flatMap((e) => ENGINE_CAPABILITIES[e.type]))],
+    ...(p.quality ? { quality: p.quality } : {}),
   }));
   const { serviceT, serviceI, proxy, gateway } = config.interfaces;
   return {

@@ -1,0 +1,206 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { InvalidCursorError, UUID } from '../../shared/pagination.js';
+import { UsageInterface } from '../usage/usage-interface.js';
+import { DEFAULT_USAGE_PAGE_SIZE } from '../usage/usage-limits.js';
+import { UsageRecord } from '../usage/usage-record.entity.js';
+import type { UsageRecordPage } from '../usage/usage-record-page.js';
+import { checkedWindow } from '../usage/usage.service.js';
+import { AnalyticsBucket, checkedBucket } from './analytics-bucket.js';
+import type { AnalyticsScope } from './analytics-scope.js';
+import type { ModelPerformance } from './model-performance.js';
+import type { UsageStatistic } from './usage-statistic.js';
+import type { UsageStatistics } from './usage-statistics.js';
+
+type Row = Record<string, unknown>;
+
+/** The most usage statistics rows one answer carries (buckets x providers x models x interfaces). */
+export const MAX_STATISTICS_ROWS = 10_000;
+/** The most provider and model pairs a performance answer carries. */
+export const MAX_PERFORMANCE_ROWS = 1000;
+
+/** What every analytics query is narrowed by: the range (from inclusive, to exclusive) and optional filters. */
+export interface AnalyticsFilter {
+  from: Date;
+  to: Date;
+  provider?: string | null;
+  model?: string | null;
+  interface?: UsageInterface | null;
+}
+
+export interface HistoryFilter extends AnalyticsFilter {
+  limit?: number | null;
+  after?: string | null;
+}
+
+const COLUMNS = `u.id, u.occurred_at, u.account_id, u.key_id, u.client_address, u.interface, u.provider, u.model, u.prompt_tokens,
+  u.completion_tokens, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
+
+const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const ratio = (part: number, whole: number) => (whole ? part / whole : 0);
+
+/** The cursor of the usage lists (usage.service.ts): [occurred_at, id], so a page of either continues in the other. */
+export function encodeHistoryCursor(record: Pick<UsageRecord, 'occurredAt' | 'id'>): string {
+  return Buffer.from(JSON.stringify([record.occurredAt.toISOString(), record.id])).toString('base64url');
+}
+
+/** The position a cursor names; BAD_USER_INPUT naming `after` when it is not one this API issued. */
+export function decodeHistoryCursor(cursor: string): { occurredAt: Date; id: string } {
+  try {
+    const [occurredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(occurredAt);
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
+    return { occurredAt: date, id };
+  } catch {
+    throw new InvalidCursorError();
+  }
+}
+
+function recordFromRow(row: Row): UsageRecord {
+  return Object.assign(new UsageRecord(), {
+    id: row.id,
+    occurredAt: new Date(row.occurred_at as string),
+    accountId: row.account_id ?? null,
+    keyId: row.key_id ?? null,
+    clientAddress: row.client_address ?? null,
+    interface: row.interface,
+    provider: row.provider,
+    model: row.model,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    latencyMs: row.latency_ms,
+    timeToFirstTokenMs: row.time_to_first_token_ms ?? null,
+    streamed: row.streamed,
+    status: row.status,
+    errorCode: row.error_code ?? null,
+  });
+}
+
+/**
+ * Usage statistics, model performance and call history over `inference.usage_record`. Every
+ * statement starts from an `occurred_at` range given as values (not expressions), so the planner
+ * prunes the monthly partitions outside it; each answer is one statement (percentiles included:
+ * an array percentile_cont sorts once for p50 and p95), whatever the number of groups.
+ */
+export class AnalyticsService {
+  constructor(private readonly em: EntityManager) {}
+
+  private execute(sql: string, params: unknown[]): Promise<Row[]> {
+    return this.em.getConnection().execute<Row[]>(sql, params, 'all');
+  }
+
+  /** The range, filter and scope conditions; the range is checked (at most 90 days) here. */
+  private where(scope: AnalyticsScope, filter: AnalyticsFilter): { sql: string[]; params: unknown[] } {
+    const { from, to } = checkedWindow(filter);
+    const sql = ['u.occurred_at >= ?', 'u.occurred_at < ?'];
+    const params: unknown[] = [from, to];
+    for (const [column, value] of [['interface', filter.interface], ['provider', filter.provider], ['model', filter.model]] as const) {
+      if (value == null) continue;
+      sql.push(`u.${column} = ?`);
+      params.push(value);
+    }
+    if (scope.kind === 'account') {
+      // Keyless records have no account, so no account scope ever matches them.
+      if (!UUID.test(scope.accountId)) sql.push('false');
+      else {
+        sql.push('u.account_id = ?');
+        params.push(scope.accountId);
+      }
+    } else if (scope.kind === 'address') {
+      sql.push('u.client_address = ?');
+      params.push(scope.address);
+    }
+    return { sql, params };
+  }
+
+  /** Calls, tokens and errors per time bucket, provider, model and interface; empty buckets are left out. */
+  async usage(scope: AnalyticsScope, filter: AnalyticsFilter, bucket?: AnalyticsBucket | null): Promise<UsageStatistics> {
+    const { sql, params } = this.where(scope, filter);
+    const width = checkedBucket(filter.from, filter.to, bucket);
+    // The unit is one of the enum's three words, so it is written into the statement: date_trunc's
+    // three-argument form cuts at UTC boundaries whatever the session's time zone.
+    const rows = await this.execute(
+      `select date_trunc('${width}', u.occurred_at, 'UTC') as bucket_start, u.provider, u.model, u.interface,
+         count(*) as calls,
+         count(*) filter (where u.status >= 400) as errors,
+         coalesce(sum(u.prompt_tokens), 0)::bigint as prompt_tokens,
+         coalesce(sum(u.completion_tokens), 0)::bigint as completion_tokens
+       from "inference"."usage_record" u where ${sql.join(' and ')}
+       group by 1, 2, 3, 4 order by 1, 2, 3, 4 limit ?`,
+      [...params, MAX_STATISTICS_ROWS + 1],
+    );
+    const data = rows.slice(0, MAX_STATISTICS_ROWS).map((row): UsageStatistic => {
+      const calls = Number(row.calls);
+      const errors = Number(row.errors);
+      return {
+        bucketStart: new Date(row.bucket_start as string),
+        provider: row.provider as string,
+        model: row.model as string,
+        interface: row.interface as UsageInterface,
+        calls,
+        promptTokens: Number(row.prompt_tokens),
+        completionTokens: Number(row.completion_tokens),
+        totalTokens: Number(row.prompt_tokens) + Number(row.completion_tokens),
+        errors,
+        errorRate: ratio(errors, calls),
+      };
+    });
+    return { bucket: width, data, truncated: rows.length > MAX_STATISTICS_ROWS };
+  }
+
+  /** Latency percentiles, time to first token, throughput and error rate per provider and model, most calls first. */
+  async performance(scope: AnalyticsScope, filter: AnalyticsFilter): Promise<ModelPerformance[]> {
+    const { sql, params } = this.where(scope, filter);
+    const rows = await this.execute(
+      `select u.provider, u.model,
+         count(*) as calls,
+         count(*) filter (where u.status < 400) as succeeded,
+         count(*) filter (where u.status >= 500) as server_errors,
+         percentile_cont(array[0.5, 0.95]::float8[]) within group (order by u.latency_ms) filter (where u.status < 400) as latency,
+         percentile_cont(0.5) within group (order by u.time_to_first_token_ms) filter (where u.status < 400) as ttft_p50,
+         sum(u.completion_tokens) filter (where u.status < 400 and u.completion_tokens > 0) as tokens,
+         sum(u.latency_ms) filter (where u.status < 400 and u.completion_tokens > 0) as token_ms
+       from "inference"."usage_record" u where ${sql.join(' and ')}
+       group by 1, 2 order by calls desc, 1, 2 limit ?`,
+      [...params, MAX_PERFORMANCE_ROWS],
+    );
+    return rows.map((row): ModelPerformance => {
+      const calls = Number(row.calls);
+      const serverErrors = Number(row.server_errors);
+      const latency = (row.latency as (number | string)[] | null) ?? null;
+      const tokens = Number(row.tokens ?? 0);
+      const tokenMs = Number(row.token_ms ?? 0);
+      return {
+        provider: row.provider as string,
+        model: row.model as string,
+        calls,
+        succeeded: Number(row.succeeded),
+        serverErrors,
+        errorRate: ratio(serverErrors, calls),
+        latencyP50Ms: latency ? numberOrNull(latency[0]) : null,
+        latencyP95Ms: latency ? numberOrNull(latency[1]) : null,
+        timeToFirstTokenP50Ms: numberOrNull(row.ttft_p50),
+        // A call of 0 ms that produced tokens (a cached answer) would divide by zero: no figure then.
+        completionTokensPerSecond: tokens > 0 && tokenMs > 0 ? (tokens * 1000) / tokenMs : null,
+      };
+    });
+  }
+
+  /** Calls in the range, newest first, keyset-paged by (occurred_at, id) like inferenceUsage. */
+  async history(scope: AnalyticsScope, filter: HistoryFilter): Promise<UsageRecordPage> {
+    const limit = filter.limit ?? DEFAULT_USAGE_PAGE_SIZE;
+    const { sql, params } = this.where(scope, filter);
+    if (filter.after) {
+      const cursor = decodeHistoryCursor(filter.after);
+      // A row comparison is a range condition on the (occurred_at, id) order of every index, read backwards.
+      sql.push('(u.occurred_at, u.id) < (?, ?)');
+      params.push(cursor.occurredAt, cursor.id);
+    }
+    const rows = await this.execute(
+      `select ${COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
+      [...params, limit + 1],
+    );
+    const data = rows.slice(0, limit).map(recordFromRow);
+    const hasMore = rows.length > limit;
+    return { data, limit, hasMore, nextCursor: hasMore ? encodeHistoryCursor(data[data.length - 1]) : null };
+  }
+}
