@@ -213,7 +213,10 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     const options = samplingOptions(state, message.sampling, history);
     if (grammar) options.grammarEvaluationState = grammar;
 
-    await sequence.clearHistory();
+    // A sequence is cleared after each generation; clear here only one a crash or refusal left dirty.
+    // Erasing takes node-llama-cpp's context lock, which its batch dispatcher keeps while two or
+    // more sequences generate, so an unneeded clear would hold this request until they finish.
+    if (sequence.nextTokenIndex > 0) await sequence.clearHistory();
     // With the prompt's last tokens as context, a leading space of the answer is kept (SentencePiece drops it at a text's start).
     const context = prompt.slice(-8);
     const decode = (tokens: Token[]) => state.model.detokenize(tokens, false, context);
@@ -267,14 +270,16 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
       }
     }
     if (controller.signal.aborted) {
-      await sequence.clearHistory();
       send({ type: 'aborted', id: message.id });
+      await clearAfter(sequence);
       return;
     }
     const full = finalText ?? decode(generated);
     emit(full.length, full);
-    await sequence.clearHistory();
+    // The answer goes first: the clear may wait for the context lock (see above), and the slot's
+    // next generation, if it comes sooner, waits for this clear in the lock's queue, not on a dirty sequence.
     send({ type: 'done', id: message.id, finishReason: finishReason ?? 'stop', usage: { promptTokens: prompt.length, completionTokens: sampled }, tokenIds: history.slice(prompt.length) });
+    await clearAfter(sequence);
   } catch (error) {
     if (sequence && !sequence.disposed) await sequence.clearHistory().catch(() => undefined);
     if (isRefusal(error)) send({ type: 'failed', id: message.id, reason: error.refusal.reason, message: error.message, param: error.refusal.param });
@@ -282,6 +287,11 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
   } finally {
     running.delete(message.id);
   }
+}
+
+/** Erases a finished generation's tokens from its sequence; a failure only leaves it to the next start's clear. */
+async function clearAfter(sequence: { disposed: boolean; clearHistory(): Promise<void> }): Promise<void> {
+  if (!sequence.disposed) await sequence.clearHistory().catch(() => undefined);
 }
 
 function tokenize(message: Extract<ToWorker, { type: 'tokenize' }>): void {
