@@ -39,7 +39,7 @@ export class UsageRecord {
   @Property({ type: 'integer' })
   promptTokens!: number;
 
-  @Field(() => Int, { description: 'Exact for streams too: counted as the stream ran.' })
+  @Field(() => Int, { description: 'Exact for every finished call, streamed or not (upstreams are always asked for usage). A call abandoned or failed midway records 0: engines report usage when they finish.' })
   @Property({ type: 'integer' })
   completionTokens!: number;
 
