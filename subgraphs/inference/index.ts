@@ -2,11 +2,13 @@ import { pino } from 'pino';
 import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
 import type { InferenceConfig } from './config/inference-config.js';
 import { loadInferenceConfig } from './config/load-inference-config.js';
+import { AnalyticsResolver } from './analytics/analytics.resolver.js';
 import { GenerationResolver } from './generation/generation.resolver.js';
 import type { InferenceContext, InferenceRuntime } from './inference-context.js';
 import { inferenceOrmOptions } from './mikro-orm.config.js';
 import { createOpenAiRoutes, OPENAI_ROUTES_PREFIX, interfaceRoot } from './openai/openai.routes.js';
 import { providerReference } from './provider/provider.reference.js';
+import { RecommendationResolver } from './recommendation/recommendation.resolver.js';
 import { ProviderResolver } from './provider/provider.resolver.js';
 import { ProviderRegistry } from './provider-registry/provider-registry.js';
 import { ProviderStatusFeed } from './provider/provider-status.feed.js';
@@ -18,7 +20,7 @@ import { UsageResolver } from './usage/usage.resolver.js';
 export const inferenceParts: SubgraphParts = {
   name: 'inference',
   orm: inferenceOrmOptions,
-  resolvers: [ProviderResolver, UsageResolver, GenerationResolver],
+  resolvers: [ProviderResolver, UsageResolver, GenerationResolver, AnalyticsResolver, RecommendationResolver],
   references: { Provider: providerReference, InferenceUsageRecord: usageRecordReference },
   // Admin keys for the operators: setting a provider's status, and every account's usage.
   servesKinds: ['text', 'image', 'admin'],

@@ -6,6 +6,8 @@ import { GenerationService, type Caller, type GenerateCall } from '../generation
 import type { UrlImagePolicy } from '../generation/image-input-refused.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { planIncludes } from '../config/inference-config.js';
+import { gatewayAnalytics } from '../analytics/analytics.wire.js';
+import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
 import {
@@ -270,6 +272,20 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       handle: async ({ res }) => {
         res.json({ object: 'list', data: routes.filter((r) => r.interfaces.includes('gateway')).map((r) => ({ method: r.method, path: r.path, summary: r.summary })) });
       },
+    },
+    {
+      method: 'GET',
+      path: '/v1/analytics',
+      interfaces: ['gateway'],
+      summary: 'Usage statistics and model performance of every call, call history of your client address: ?from, to, provider, model, interface, bucket, section, limit, after',
+      handle: async ({ req, res, caller }) => void res.json(await gatewayAnalytics(runtime, req.query, caller)),
+    },
+    {
+      method: 'GET',
+      path: '/v1/recommendations',
+      interfaces: ['gateway'],
+      summary: 'Best model per task, with why: ?category= chat, coding, vision, ocr, image, upscale or fast-text (all without one)',
+      handle: async ({ req, res }) => void res.json(await gatewayRecommendations(runtime, req.query)),
     },
   ];
 
