@@ -16,7 +16,12 @@ import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
 import type { WorkerGrammar } from './llama-protocol.js';
 import { LlamaModelWorker } from './llama-model-worker.js';
 
+/** How long a models-folder listing is reused. */
+const RESCAN_MS = 1000;
+
 export interface LlamaEngineOptions {
+  /** How long a folder listing is reused by models(); default 1 s (0: every call reads the folder). */
+  rescanMs?: number;
   /** Every *.gguf file here is a model, its id the file name without .gguf. */
   modelsDir: string;
   /** Parallel sequences per model: that many generations run at once. Default 6. */
@@ -53,6 +58,7 @@ export class LlamaEngine implements TextEngine {
   readonly unsupported: ReadonlySet<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'> = new Set(Object.keys(UNSUPPORTED) as SamplingParam[]);
   private readonly entries = new Map<string, Entry>();
   private scanning: Promise<void> | null = null;
+  private scannedAt = Number.NEGATIVE_INFINITY;
   private closed = false;
 
   constructor(private readonly options: LlamaEngineOptions) {
@@ -64,8 +70,19 @@ export class LlamaEngine implements TextEngine {
   private scan(): Promise<void> {
     this.scanning ??= this.doScan().finally(() => {
       this.scanning = null;
+      this.scannedAt = performance.now();
     });
     return this.scanning;
+  }
+
+  /**
+   * The listing reads the folder at most once a second: every request resolves its model through
+   * it, and a readdir plus a stat per file on each would cost more than the rest of the routing. A
+   * file dropped in is still found at once by a request naming it (`worker` scans on a miss).
+   */
+  private scanRecent(): Promise<void> {
+    if (this.scanning || performance.now() - this.scannedAt >= (this.options.rescanMs ?? RESCAN_MS)) return this.scan();
+    return Promise.resolve();
   }
 
   private async doScan(): Promise<void> {
@@ -117,7 +134,7 @@ export class LlamaEngine implements TextEngine {
   }
 
   async models(): Promise<EngineModel[]> {
-    await this.scan();
+    await this.scanRecent();
     return [...this.entries.values()]
       .map(({ worker }): EngineModel => {
         const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status };

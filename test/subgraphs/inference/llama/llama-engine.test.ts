@@ -31,7 +31,7 @@ beforeAll(async () => {
   await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11 });
   // head_count 0: llama.cpp's loader fails a GGML_ASSERT and aborts the process that loads it.
   await writeRandomGguf(join(dir, 'malformed.gguf'), { seed: 12, headCount: 0 });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 2, threads: 1, contextSize: 512, maxWaiting: 1 });
+  engine = new LlamaEngine({ modelsDir: dir, sequences: 2, threads: 1, contextSize: 512, maxWaiting: 1, rescanMs: 0 });
   await engine.settled();
 }, 120_000);
 
