@@ -9,7 +9,7 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261123000900UsageAnalytics extends Migration {
   override up(): void {
-    this.addSql(`create index "usage_record_occurred_brin" on "inference"."usage_record" using brin ("occurred_at") with (pages_per_range = 32);`);
+    this.addSql(`create index "usage_record_occurred_brin" on "inference"."usage_record" using brin ("occurred_at");`);
     this.addSql(`create index "usage_record_client_index" on "inference"."usage_record" ("client_address", "occurred_at", "id") where "client_address" is not null;`);
   }
 }

@@ -20,6 +20,10 @@ import { USAGE_COLUMN_LENGTHS as LENGTHS } from './usage-limits.js';
 @Index({ name: 'usage_record_account_index', properties: ['accountId', 'occurredAt', 'id'] })
 @Index({ name: 'usage_record_key_index', properties: ['keyId', 'occurredAt', 'id'] })
 @Index({ name: 'usage_record_provider_model_index', properties: ['provider', 'model', 'occurredAt', 'id'] })
+// Analytics (Migration20261123000900UsageAnalytics): rows arrive in time order, so a BRIN index lets a
+// range that covers part of a month read only that part; keyless callers page their own calls by address.
+@Index({ name: 'usage_record_occurred_brin', properties: ['occurredAt'], type: 'brin' })
+@Index({ name: 'usage_record_client_index', properties: ['clientAddress', 'occurredAt', 'id'], where: '"client_address" is not null' })
 export class UsageRecord {
   /** A UUIDv7 whose time is `occurred_at`: a lookup by id alone reaches one partition, and ids do not reveal the platform's call volume as a sequence would. */
   @Field(() => ID)
