@@ -1,11 +1,19 @@
 import type { EngineConfig } from '../config/inference-config.js';
+import type { ImageEngine } from '../engine/image-engine.js';
 import type { TextEngine } from '../engine/text-engine.js';
 import { LlamaEngine } from '../engines/llama/llama-engine.js';
 import { OcrEngine } from '../engines/ocr/ocr-engine.js';
 import { OpenAiUpstreamEngine } from '../engines/openai-upstream/openai-upstream-engine.js';
+import { SdWebuiEngine } from '../engines/sd-webui/sd-webui-engine.js';
+import { CombinedImageEngine } from '../engines/upscale/combined-image-engine.js';
 
-/** An engine entry of a provider: a running text engine, or one this build cannot run yet (sd-webui). */
-export type PooledEngine = { config: EngineConfig; engine: TextEngine } | { config: EngineConfig; engine: null; unavailable: string };
+/**
+ * An engine entry of a provider: a running text engine, or none for text (`unavailable` says why)
+ * with, for an sd-webui entry, its image engine (the upstream plus the embedded upscalers).
+ */
+export type PooledEngine =
+  | { config: EngineConfig; engine: TextEngine; imageEngine?: undefined }
+  | { config: EngineConfig; engine: null; unavailable: string; imageEngine?: ImageEngine };
 
 // The same options in any key order are the same engine.
 function engineKey(config: EngineConfig): string {
@@ -44,8 +52,13 @@ export class EnginePool {
     return [...this.engines.values()].flatMap((pooled) => (pooled.engine ? [pooled.engine] : []));
   }
 
+  /** Every distinct image engine (one per distinct sd-webui entry). */
+  runningImage(): ImageEngine[] {
+    return [...this.engines.values()].flatMap((pooled) => (pooled.imageEngine ? [pooled.imageEngine] : []));
+  }
+
   async close(): Promise<void> {
-    const engines = this.running();
+    const engines: (TextEngine | ImageEngine)[] = [...this.running(), ...this.runningImage()];
     this.engines.clear();
     await Promise.all(engines.map((engine) => engine.close()));
   }
@@ -76,8 +89,12 @@ export class EnginePool {
           }),
         };
       case 'sd-webui':
-        // Image generation comes with the sd-webui engine (issue 11, part 2); until then it is listed as not available.
-        return { config, engine: null, unavailable: 'the sd-webui engine is not available in this build' };
+        return {
+          config,
+          engine: null,
+          unavailable: 'the sd-webui engine serves images, not text',
+          imageEngine: new CombinedImageEngine(new SdWebuiEngine({ baseUrl: config.url, timeouts: config.timeouts })),
+        };
     }
   }
 }
