@@ -192,8 +192,9 @@ export class AnalyticsService {
     if (filter.after) {
       const cursor = decodeHistoryCursor(filter.after);
       // A row comparison is a range condition on the (occurred_at, id) order of every index, read backwards.
-      sql.push('(u.occurred_at, u.id) < (?, ?)');
-      params.push(cursor.occurredAt, cursor.id);
+      // The plain bound beside it lets the planner prune the partitions after the cursor.
+      sql.push('u.occurred_at <= ?', '(u.occurred_at, u.id) < (?, ?)');
+      params.push(cursor.occurredAt, cursor.occurredAt, cursor.id);
     }
     const rows = await this.execute(
       `select ${COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
