@@ -37,6 +37,8 @@ export interface SdWebuiEngineOptions {
   checkpointCacheMs?: number;
   /** How often an abandoned job still queued upstream is looked at, to interrupt it once it starts. */
   abandonedPollMs?: number;
+  /** How long an abandoned job the upstream does not know yet (its body still being read) is looked for. */
+  abandonedGraceMs?: number;
   /** Where upstream failures are logged with the upstream's own words. */
   logger?: Logger;
 }
@@ -251,26 +253,29 @@ export class SdWebuiEngine implements ImageEngine {
 
   // Interrupts the job of an abandoned request once the WebUI runs it: /sdapi/v1/interrupt stops
   // whatever job is current, so a job still queued behind another caller's is waited for, not
-  // interrupted early. A WebUI without /internal/progress (it cannot say) is interrupted at once.
+  // interrupted early. A WebUI without /internal/progress (--nowebui has none) cannot say where the
+  // job is: it is interrupted at once.
   private stopJob(taskId: string): void {
     const run = (async () => {
-      const deadline = Date.now() + this.timeouts.generationMs;
+      const started = Date.now();
+      const deadline = started + this.timeouts.generationMs;
       while (!this.closing.signal.aborted && Date.now() < deadline) {
-        let job: unknown;
+        let job: Record<string, unknown> | undefined;
         try {
-          job = await this.exchange({ method: 'POST', path: '/internal/progress', body: { id_task: taskId, id_live_preview: -1 }, timeoutMs: this.timeouts.listingMs, operation: 'listing' });
+          const answer = await this.exchange({ method: 'POST', path: '/internal/progress', body: { id_task: taskId, id_live_preview: -1 }, timeoutMs: this.timeouts.listingMs, operation: 'listing' });
+          job = isRecord(answer) && typeof answer.active === 'boolean' ? answer : undefined;
         } catch {
           job = undefined;
         }
-        const known = isRecord(job) && typeof job.active === 'boolean';
-        const active = known && (job as Record<string, unknown>).active === true;
-        const queued = known && (job as Record<string, unknown>).queued === true;
-        if (known && !active && !queued) return;
-        if (!known || active) {
+        if (this.closing.signal.aborted) return;
+        if (!job || job.active === true) {
           await this.exchange({ method: 'POST', path: '/sdapi/v1/interrupt', timeoutMs: this.timeouts.listingMs, operation: 'listing' });
           this.config.logger?.info({ taskId }, 'interrupted the image job of an abandoned request');
           return;
         }
+        if (job.completed === true) return;
+        // The WebUI registers a task once it has read the body: not yet known is not yet gone, for a while.
+        if (job.queued !== true && Date.now() - started >= (this.config.abandonedGraceMs ?? 2_000)) return;
         await delay(this.config.abandonedPollMs ?? 500, undefined, { signal: this.closing.signal }).catch(() => undefined);
       }
     })().catch((error: unknown) => this.config.logger?.warn({ err: error, taskId }, 'could not interrupt the image job of an abandoned request'));

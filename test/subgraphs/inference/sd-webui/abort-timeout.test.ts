@@ -89,6 +89,23 @@ describe('abandoned and slow generations', () => {
     await server.until(() => server.interrupts === 1 && server.completed.has(secondTask));
   });
 
+  it("does not interrupt another caller's job for a request the WebUI never registered", async () => {
+    server.behaviour.jobMs = LONG_JOB_MS;
+    const other = engine.txt2img({ prompt: 'other', width: 64, height: 64 }, new AbortController().signal);
+    await server.until(() => server.active !== undefined);
+    const quick = new SdWebuiEngine({ baseUrl: server.url, abandonedPollMs: 5, abandonedGraceMs: 60_000 });
+    const controller = new AbortController();
+    controller.abort(new Error('gone before sending'));
+    await failure(quick.txt2img({ prompt: 'never sent' }, controller.signal));
+    // Looked for, twice, and not found: the job running is someone else's.
+    await server.until(() => server.to('/internal/progress').length >= 2);
+    await quick.close();
+    expect(server.interrupts).toBe(0);
+    expect(server.to('/sdapi/v1/txt2img')).toHaveLength(1);
+    server.finishActive();
+    expect((await other).images).toHaveLength(1);
+  });
+
   it('interrupts at once a WebUI that cannot say where a job is', async () => {
     server.behaviour.jobMs = LONG_JOB_MS;
     server.behaviour.noTaskProgress = true;
