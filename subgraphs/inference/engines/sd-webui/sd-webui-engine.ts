@@ -222,7 +222,9 @@ export class SdWebuiEngine implements ImageEngine {
       });
       if (!isRecord(answer) || !(answer.images === null || isStringList(answer.images)) || typeof answer.info !== 'string')
         throw this.malformed('The image engine answered the generation in an unknown shape');
-      return { images: (answer.images as string[] | null) ?? [], parameters: isRecord(answer.parameters) ? answer.parameters : {}, info: answer.info };
+      // The task id is ours, not the caller's: it does not come back in the echoed parameters.
+      const { force_task_id: _ours, ...parameters } = isRecord(answer.parameters) ? answer.parameters : {};
+      return { images: (answer.images as string[] | null) ?? [], parameters, info: answer.info };
     } catch (error) {
       if (signal.aborted || state.expired) this.stopJob(taskId);
       throw error;

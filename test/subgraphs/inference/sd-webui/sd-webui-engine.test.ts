@@ -71,6 +71,7 @@ describe('the sd-webui engine speaks the WebUI API', () => {
     const info = JSON.parse(answer.info) as Record<string, unknown>;
     expect(info).toMatchObject({ seed: 4242, all_seeds: [4242, 4243, 4244], width: 96, height: 64, steps: 12, sampler_name: 'Euler a', sd_model_name: 'v1-5-pruned-emaonly' });
     expect(answer.parameters).toMatchObject({ prompt: 'a red fox', batch_size: 3, sampler_name: 'Euler a' });
+    expect(answer.parameters).not.toHaveProperty('force_task_id');
     const sent = server.to('/sdapi/v1/txt2img')[0].body as Record<string, unknown>;
     expect(sent).toMatchObject({ prompt: 'a red fox', width: 96, height: 64, batch_size: 3, seed: 4242 });
     expect(sent.force_task_id).toMatch(/^task\(.+\)$/);
