@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { EngineError } from '../engine/text-engine.js';
+import { ImageEngineError } from '../engine/image-engine.js';
 import { ImageInputRefused } from '../generation/image-input-refused.js';
 import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 import { badValueStatus, type WireInterface } from './wire-interface.js';
@@ -90,6 +91,22 @@ export const BUSY_RETRY_AFTER = 1;
 export function wireErrorOf(iface: WireInterface, error: unknown): WireError {
   if (error instanceof WireError) return error;
   if (error instanceof ImageInputRefused) return new WireError(400, 'image_url_not_supported', error.message, error.param);
+  if (error instanceof ImageEngineError) {
+    switch (error.reason) {
+      case 'invalid_request':
+        return new WireError(badValueStatus(iface), 'invalid_value', error.message, error.param ?? null);
+      case 'model_not_found':
+        return new WireError(404, 'model_not_found', error.message, error.param ?? 'sd_model_checkpoint');
+      case 'not_available':
+        return new WireError(404, 'not_available', error.message, error.param ?? null);
+      case 'upstream_error':
+        return new WireError(502, 'upstream_error', error.message);
+      case 'unavailable':
+        return new WireError(503, 'service_unavailable', error.message, null, 5);
+      case 'timeout':
+        return new WireError(503, 'timeout', error.message, null, 5);
+    }
+  }
   if (error instanceof ProviderRefusal) {
     switch (error.reason) {
       case 'unknown_provider':

@@ -7,6 +7,8 @@ import type { UrlImagePolicy } from '../generation/image-input-refused.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { planIncludes } from '../config/inference-config.js';
 import { gatewayAnalytics } from '../analytics/analytics.wire.js';
+import { imageRoutes } from '../images/image.routes.js';
+import type { WireCall, WireRoute } from './wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
@@ -41,23 +43,6 @@ export function interfaceRoot(iface: WireInterface): string {
 
 // Base64 images ride in the body: the OCR engine's 10 MiB image is 13.4 MiB as base64.
 const BODY_LIMIT = '25mb';
-
-interface WireRoute {
-  method: 'GET' | 'POST';
-  path: string;
-  interfaces: readonly WireInterface[];
-  summary: string;
-  handle: (wire: WireCall) => Promise<void>;
-}
-
-interface WireCall {
-  iface: WireInterface;
-  req: Request;
-  res: Response;
-  caller: Caller;
-  /** Aborted when the client goes away before the answer ended. */
-  signal: AbortSignal;
-}
 
 const ALL = WIRE_INTERFACES;
 
@@ -287,10 +272,19 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       summary: 'Best model per task, with why: ?category= chat, coding, vision, ocr, image, upscale or fast-text (all without one)',
       handle: async ({ req, res }) => void res.json(await gatewayRecommendations(runtime, req.query)),
     },
+    ...imageRoutes(runtime, (iface, caller) => {
+      const limited = slots[iface];
+      return limited ? { limit: limited.limit, inUse: limited.count(subjectOf(caller)) } : null;
+    }),
   ];
 
   const router = express.Router();
-  router.use(OPENAI_ROUTES_PREFIX, express.json({ limit: BODY_LIMIT, type: () => true }));
+  const jsonBody = new Map<string, express.RequestHandler>();
+  const bodyOf = (limit: string) => {
+    let parser = jsonBody.get(limit);
+    if (!parser) jsonBody.set(limit, (parser = express.json({ limit, type: () => true })));
+    return parser;
+  };
   for (const iface of WIRE_INTERFACES) {
     for (const route of routes.filter((r) => r.interfaces.includes(iface))) {
       const handler = async (req: Request, res: Response, next: NextFunction) => {
@@ -300,7 +294,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         });
         const caller: Caller = req.principal ? { principal: req.principal } : { address: req.clientAddress ?? 'unknown' };
         const limited = slots[iface];
-        const subject = caller.principal ? `key:${caller.principal.keyId}` : `ip:${caller.address}`;
+        const subject = subjectOf(caller);
         const release = limited?.tryAcquire(subject);
         if (limited && !release) {
           return sendWireError(res, new WireError(429, 'too_many_parallel_requests', `At most ${limited.limit} requests may run in parallel for this ${caller.principal ? 'key' : 'client address'}; wait for one to finish`, null, 1));
@@ -317,8 +311,10 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         }
       };
       const path = `${interfaceRoot(iface)}${route.path}`;
-      if (route.method === 'GET') router.get(path, handler);
-      else router.post(path, handler);
+      // Multipart bodies (images/edits) are read by their handler; JSON ones here, within the route's limit.
+      const parsers = route.multipart ? [] : [bodyOf(route.bodyLimit ?? BODY_LIMIT)];
+      if (route.method === 'GET') router.get(path, ...parsers, handler);
+      else router.post(path, ...parsers, handler);
     }
   }
   // Anything else under an interface: OpenAI's 404 for an unknown URL (a known path with another method included).
@@ -328,7 +324,10 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
   router.use(OPENAI_ROUTES_PREFIX, (error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
     if (error.type === 'entity.parse.failed') return sendWireError(res, new WireError(400, 'invalid_json', `The request body is not valid JSON: ${error.message}`));
-    if (error.type === 'entity.too.large') return sendWireError(res, new WireError(413, 'payload_too_large', `The request body is larger than ${BODY_LIMIT}`));
+    if (error.type === 'entity.too.large') {
+      const limit = (error as { limit?: number }).limit;
+      return sendWireError(res, new WireError(413, 'payload_too_large', `The request body is larger than ${limit ? `${Math.floor(limit / 1024 / 1024)} MB` : BODY_LIMIT}`));
+    }
     if (error.status && error.status >= 400 && error.status < 500) return sendWireError(res, new WireError(400, 'invalid_body', error.message));
     req.log?.error({ err: error }, 'inference request failed');
     sendWireError(res, new WireError(500, 'internal_error', 'An internal error occurred'));
@@ -350,4 +349,9 @@ function parse<T>(iface: WireInterface, schema: z.ZodType<T>, body: unknown): T 
   const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(iface, parsed.error);
   return parsed.data;
+}
+
+/** Whose parallel requests a call counts against: its key, or its client address on keyless interfaces. */
+function subjectOf(caller: Caller): string {
+  return caller.principal ? `key:${caller.principal.keyId}` : `ip:${caller.address}`;
 }

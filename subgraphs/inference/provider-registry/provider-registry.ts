@@ -3,6 +3,8 @@ import { planIncludes, providerAllows } from '../config/inference-config.js';
 import { IMAGE_LISTING_FILTER, type Capability } from '../config/inference-config.schema.js';
 import { EngineError, type EngineHealth, type EngineModel, type GenerationEvent, type GenerationRequest, type TextEngine } from '../engine/text-engine.js';
 import { ensurePipelineCheckGguf } from '../engines/llama/gguf-writer.js';
+import type { ImageEngine } from '../engine/image-engine.js';
+import { EmbeddedUpscaleEngine } from '../engines/upscale/embedded-upscale-engine.js';
 import type { ProviderStatus } from '../provider/provider-status.js';
 import { EnginePool, type PooledEngine } from './engine-pool.js';
 import { ProviderCooldown, type CooldownOptions } from './provider-cooldown.js';
@@ -31,6 +33,12 @@ export interface ProviderTarget {
   engine: TextEngine;
   engineModel: string;
   model: ProviderModel;
+}
+
+/** A provider that generates images, with its image engine. */
+export interface ImageTarget {
+  provider: ProviderConfig;
+  engine: ImageEngine;
 }
 
 export interface ResolveRequest {
@@ -114,6 +122,7 @@ export class ProviderRegistry {
   private timer: NodeJS.Timeout | undefined;
   private probing: Promise<void> | null = null;
   private closed = false;
+  private upscaler: ImageEngine | undefined;
 
   private constructor(
     readonly config: InferenceConfig,
@@ -382,6 +391,26 @@ export class ProviderRegistry {
     };
   }
 
+  /**
+   * The image engines of an interface's providers (of the one named), in configuration order:
+   * providers with an sd-webui engine. Empty when none has one: image generation is then refused
+   * with the setting to configure, never faked.
+   */
+  imageTargets(request: { interface: InterfaceName; provider?: string }): ImageTarget[] {
+    const ids = request.provider === undefined ? this.config.interfaces[request.interface].providers : [this.interfaceProvider(request.interface, request.provider)];
+    return ids.flatMap((id) => {
+      const provider = this.provider(id);
+      const engine = this.pooled(provider).find((pooled) => pooled.imageEngine)?.imageEngine;
+      return engine ? [{ provider, engine }] : [];
+    });
+  }
+
+  /** The embedded non-neural upscalers (None, Lanczos, Nearest), for interfaces whose providers have no image upstream. */
+  embeddedUpscaler(): ImageEngine {
+    this.upscaler ??= new EmbeddedUpscaleEngine();
+    return this.upscaler;
+  }
+
   /** Every provider's status with its in-flight requests and model count. */
   status(): ProviderReport[] {
     return this.config.providers.map((provider) => this.report(provider));
@@ -400,5 +429,6 @@ export class ProviderRegistry {
     clearInterval(this.timer);
     await this.probing;
     await this.pool.close();
+    await this.upscaler?.close();
   }
 }

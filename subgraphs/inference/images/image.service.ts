@@ -1,0 +1,97 @@
+import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageEngine, type ImageGenerationResponse, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
+import type { Caller, OutcomeOf } from '../generation/generation.service.js';
+import type { InferenceRuntime } from '../inference-context.js';
+import type { ImageTarget, InterfaceName } from '../provider-registry/provider-registry.js';
+import type { UsageInterface } from '../usage/usage-interface.js';
+
+export interface ImageCall {
+  interface: InterfaceName;
+  usageInterface: UsageInterface;
+  caller: Caller;
+  provider?: string;
+  signal: AbortSignal;
+  outcomeOf: OutcomeOf;
+}
+
+/**
+ * Image generation, editing and upscaling over the providers' image engines, for every image
+ * interface: picks the first provider of the interface (or the one named) with an sd-webui engine,
+ * holds its concurrency slot, applies the image timeout, and records each call (tokens 0, the
+ * checkpoint or upscaler as the model). Without an image engine, generation is refused with the
+ * setting to configure; the non-neural upscalers still run, embedded.
+ */
+export class ImageService {
+  constructor(private readonly runtime: InferenceRuntime) {}
+
+  private targets(call: Pick<ImageCall, 'interface' | 'provider'>): ImageTarget[] {
+    return this.runtime.registry.imageTargets({ interface: call.interface, provider: call.provider });
+  }
+
+  /** The interface's image engine, if one of its providers has one. */
+  engine(call: Pick<ImageCall, 'interface' | 'provider'>): ImageTarget | undefined {
+    return this.targets(call)[0];
+  }
+
+  txt2img(call: ImageCall, request: Txt2ImgRequest): Promise<ImageGenerationResponse> {
+    return this.generate(call, request.sd_model_checkpoint ?? '', (target, signal) => target.engine.txt2img(request, signal));
+  }
+
+  img2img(call: ImageCall, request: Img2ImgRequest): Promise<ImageGenerationResponse> {
+    return this.generate(call, request.sd_model_checkpoint ?? '', (target, signal) => target.engine.img2img(request, signal));
+  }
+
+  /**
+   * Upscales with the named upscaler: the three non-neural ones run embedded when no provider has
+   * an image engine; a neural one needs an upstream that lists it (404 not_available otherwise).
+   */
+  upscale(call: ImageCall, request: UpscaleRequest & { upscaler_1: string }): Promise<UpscaleResponse> {
+    const target = this.engine(call);
+    // Without an image upstream the embedded engine answers: it runs None, Lanczos and Nearest and
+    // refuses a neural name as not available, naming it (never a resize under a neural name).
+    const chosen = target ?? { provider: 'embedded', engine: this.runtime.registry.embeddedUpscaler() };
+    return this.run(call, request.upscaler_1, chosen, (engine, signal) => engine.upscale(request, signal), target !== undefined && !isEmbeddedUpscaler(request.upscaler_1));
+  }
+
+  private generate<T>(call: ImageCall, model: string, work: (target: { engine: ImageEngine }, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const target = this.engine(call);
+    return this.run(call, model, target, (engine, signal) => work({ engine }, signal), true);
+  }
+
+  private async run<T>(call: ImageCall, model: string, target: ImageTarget | { provider: string; engine: ImageEngine } | undefined, work: (engine: ImageEngine, signal: AbortSignal) => Promise<T>, holdSlot: boolean): Promise<T> {
+    const startedAt = performance.now();
+    const provider = target ? (typeof target.provider === 'string' ? target.provider : target.provider.id) : (call.provider ?? '');
+    let status = 200;
+    let errorCode: string | null = null;
+    try {
+      if (!target) {
+        throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
+      }
+      const slot = holdSlot && typeof target.provider !== 'string' ? this.runtime.registry.acquire(target.provider.id, call.signal) : undefined;
+      try {
+        const signal = AbortSignal.any([call.signal, AbortSignal.timeout(this.runtime.config.timeouts.imageGenerationMs)]);
+        return await work(target.engine, signal);
+      } finally {
+        slot?.release();
+      }
+    } catch (error) {
+      ({ status, code: errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error));
+      throw error;
+    } finally {
+      this.runtime.usage.record({
+        interface: call.usageInterface,
+        provider,
+        model,
+        accountId: call.caller.principal?.accountId ?? null,
+        keyId: call.caller.principal?.keyId ?? null,
+        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
+        promptTokens: 0,
+        completionTokens: 0,
+        latencyMs: performance.now() - startedAt,
+        timeToFirstTokenMs: null,
+        streamed: false,
+        status,
+        errorCode,
+      });
+    }
+  }
+}
