@@ -86,7 +86,20 @@ describe('GET /v1/routes', () => {
     expect(body.object).toBe('list');
     const routes = body.data.map((r: { method: string; path: string }) => `${r.method} ${r.path}`).sort();
     expect(routes).toEqual(
-      ['GET /v1/health', 'GET /v1/models', 'GET /v1/routes', 'GET /v1/status', 'POST /v1/chat/completions', 'POST /v1/completions', 'POST /v1/tokenize'].sort(),
+      [
+        'GET /v1/health',
+        'GET /v1/models',
+        'GET /v1/routes',
+        'GET /v1/status',
+        'GET /v1/analytics',
+        'GET /v1/recommendations',
+        'POST /v1/chat/completions',
+        'POST /v1/completions',
+        'POST /v1/tokenize',
+        'POST /v1/images/generations',
+        'POST /v1/images/edits',
+        'POST /v1/images/upscale',
+      ].sort(),
     );
     for (const route of body.data) expect(route.summary.length).toBeGreaterThan(10);
   });
