@@ -4,15 +4,18 @@ import { Migration20261122000300Providers } from './migrations/Migration20261122
 import { Migration20261123000200UsageRecords } from './migrations/Migration20261123000200UsageRecords.js';
 import { Migration20261123000500ConfiguredProviders } from './migrations/Migration20261123000500ConfiguredProviders.js';
 import { Migration20261123000900UsageAnalytics } from './migrations/Migration20261123000900UsageAnalytics.js';
+import { Migration20261123001000UsageHours } from './migrations/Migration20261123001000UsageHours.js';
+import { UsageHour } from './analytics/usage-hour.entity.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
   schema: 'inference',
-  entities: [Provider, UsageRecord],
+  entities: [Provider, UsageRecord, UsageHour],
   migrations: [
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
     { name: 'Migration20261123000500ConfiguredProviders', class: Migration20261123000500ConfiguredProviders },
     { name: 'Migration20261123000900UsageAnalytics', class: Migration20261123000900UsageAnalytics },
+    { name: 'Migration20261123001000UsageHours', class: Migration20261123001000UsageHours },
   ],
 };

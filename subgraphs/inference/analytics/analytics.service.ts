@@ -35,6 +35,11 @@ export interface HistoryFilter extends AnalyticsFilter {
 const COLUMNS = `u.id, u.occurred_at, u.account_id, u.key_id, u.client_address, u.interface, u.provider, u.model, u.prompt_tokens,
   u.completion_tokens, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
 
+const HOUR_MS = 3_600_000;
+/** Buckets as date_bin intervals from a UTC midnight: whole UTC minutes, hours and days, with no time zone lookup per row. */
+const BUCKET_INTERVAL: Record<AnalyticsBucket, string> = { minute: '1 minute', hour: '1 hour', day: '1 day' };
+const UTC_ORIGIN = "timestamptz '2000-01-01 00:00:00+00'";
+
 const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const ratio = (part: number, whole: number) => (whole ? part / whole : 0);
 
@@ -112,22 +117,57 @@ export class AnalyticsService {
     return { sql, params };
   }
 
-  /** Calls, tokens and errors per time bucket, provider, model and interface; empty buckets are left out. */
+  /**
+   * Calls, tokens and errors per time bucket, provider, model and interface; empty buckets are
+   * left out. Over every call, hour and day buckets read the hourly sums for the whole hours of
+   * the range and the records only for its ragged edges; minute buckets and scoped statistics
+   * read the records (one account's through its index).
+   */
   async usage(scope: AnalyticsScope, filter: AnalyticsFilter, bucket?: AnalyticsBucket | null): Promise<UsageStatistics> {
     const { sql, params } = this.where(scope, filter);
     const width = checkedBucket(filter.from, filter.to, bucket);
-    // The unit is one of the enum's three words, so it is written into the statement: date_trunc's
-    // three-argument form cuts at UTC boundaries whatever the session's time zone.
-    const rows = await this.execute(
-      `select date_trunc('${width}', u.occurred_at, 'UTC') as bucket_start, u.provider, u.model, u.interface,
-         count(*) as calls,
-         count(*) filter (where u.status >= 400) as errors,
-         coalesce(sum(u.prompt_tokens), 0)::bigint as prompt_tokens,
-         coalesce(sum(u.completion_tokens), 0)::bigint as completion_tokens
-       from "inference"."usage_record" u where ${sql.join(' and ')}
-       group by 1, 2, 3, 4 order by 1, 2, 3, 4 limit ?`,
-      [...params, MAX_STATISTICS_ROWS + 1],
-    );
+    const firstHour = Math.ceil(filter.from.getTime() / HOUR_MS) * HOUR_MS;
+    const lastHour = Math.floor(filter.to.getTime() / HOUR_MS) * HOUR_MS;
+    const bin = (column: string) => `date_bin('${BUCKET_INTERVAL[width]}', ${column}, ${UTC_ORIGIN})`;
+    let rows: Row[];
+    if (scope.kind === 'all' && width !== AnalyticsBucket.MINUTE && firstHour < lastHour) {
+      const hours = ['h.hour >= ?', 'h.hour < ?'];
+      const hourParams: unknown[] = [new Date(firstHour), new Date(lastHour)];
+      const edges: unknown[] = [filter.from, new Date(firstHour), new Date(lastHour), filter.to];
+      for (const [column, value] of [['interface', filter.interface], ['provider', filter.provider], ['model', filter.model]] as const) {
+        if (value == null) continue;
+        hours.push(`h.${column} = ?`);
+        hourParams.push(value);
+      }
+      // The record conditions without the range (its first two), for the two edges.
+      const rest = sql.slice(2).map((condition) => ` and ${condition}`).join('');
+      const restParams = params.slice(2);
+      const edge = `select u.occurred_at as at, u.provider, u.model, u.interface, 1 as calls, (u.status >= 400)::int as errors, u.prompt_tokens, u.completion_tokens
+        from "inference"."usage_record" u where u.occurred_at >= ? and u.occurred_at < ?${rest}`;
+      rows = await this.execute(
+        `select ${bin('t.at')} as bucket_start, t.provider, t.model, t.interface,
+           sum(t.calls) as calls, sum(t.errors) as errors, sum(t.prompt_tokens) as prompt_tokens, sum(t.completion_tokens) as completion_tokens
+         from (
+           select h.hour as at, h.provider, h.model, h.interface, h.calls, h.errors, h.prompt_tokens, h.completion_tokens
+             from "inference"."usage_hour" h where ${hours.join(' and ')}
+           union all ${edge}
+           union all ${edge}
+         ) t
+         group by 1, 2, 3, 4 order by 1, 2, 3, 4 limit ?`,
+        [...hourParams, edges[0], edges[1], ...restParams, edges[2], edges[3], ...restParams, MAX_STATISTICS_ROWS + 1],
+      );
+    } else {
+      rows = await this.execute(
+        `select ${bin('u.occurred_at')} as bucket_start, u.provider, u.model, u.interface,
+           count(*) as calls,
+           count(*) filter (where u.status >= 400) as errors,
+           coalesce(sum(u.prompt_tokens), 0)::bigint as prompt_tokens,
+           coalesce(sum(u.completion_tokens), 0)::bigint as completion_tokens
+         from "inference"."usage_record" u where ${sql.join(' and ')}
+         group by 1, 2, 3, 4 order by 1, 2, 3, 4 limit ?`,
+        [...params, MAX_STATISTICS_ROWS + 1],
+      );
+    }
     const data = rows.slice(0, MAX_STATISTICS_ROWS).map((row): UsageStatistic => {
       const calls = Number(row.calls);
       const errors = Number(row.errors);

@@ -13,7 +13,20 @@ import { USAGE_COLUMN_LENGTHS as LENGTHS } from './usage-limits.js';
  */
 @ObjectType('InferenceUsageRecord', { description: 'One inference call, as recorded for usage.' })
 @Directive('@key(fields: "id")')
-@Entity({ tableName: 'usage_record' })
+@Entity({
+  tableName: 'usage_record',
+  // Keeps analytics/usage-hour.entity.ts's hourly sums (Migration20261123001000UsageHours); declared
+  // as raw DDL, which the schema diff leaves to the migration (a transition table has no other form).
+  triggers: [
+    {
+      name: 'usage_hour_add',
+      timing: 'after',
+      events: ['insert'],
+      forEach: 'statement',
+      expression: 'create trigger "usage_hour_add" after insert on "inference"."usage_record" referencing new table as "added" for each statement execute function "inference"."usage_hour_add"();',
+    },
+  ],
+})
 // Ascending: a backward scan gives the lists' (occurred_at desc, id desc) order just as well, and
 // MikroORM 7.2.1 misreads DESC on a column whose name is part of another's ("id" in "provider").
 @Index({ name: 'usage_record_order_index', properties: ['occurredAt', 'id'] })

@@ -135,6 +135,24 @@ describe('usage statistics', () => {
     expect(byDay).toEqual({ '2026-05-31T00:00:00.000Z': 1, '2026-06-01T00:00:00.000Z': 8 });
   });
 
+  it('add the ragged edges of a range, read from the records, to its whole hours, read from the hourly sums', async () => {
+    const { usage } = await analytics(admin, { from: '2026-06-01T00:00:30Z', to: '2026-06-01T02:30:30Z', bucket: 'HOUR' });
+    expect(usage.data).toEqual([
+      // 00:00:50 and 00:01:30 from the first edge; the service_t call at 00:00:20 is before the range.
+      stat('00:00', 'p1', 'm1', 'GATEWAY', 2, 10, 50, 0),
+      stat('01:00', 'p1', 'm1', 'GATEWAY', 1, 5, 40, 0),
+      // 02:30:00 from the last edge; 02:31:00 is after the range.
+      stat('02:00', 'p2', 'm2', 'GRAPHQL', 1, 3, 0, 1),
+    ]);
+    const inOneHour = await analytics(admin, { from: '2026-06-01T00:00:30Z', to: '2026-06-01T00:59:00Z', bucket: 'HOUR', provider: 'p1' });
+    expect(inOneHour.usage.data).toEqual([stat('00:00', 'p1', 'm1', 'GATEWAY', 2, 10, 50, 0)]);
+  });
+
+  it('are kept in hourly sums by the insert trigger, records outside any range included', async () => {
+    const rows = await subgraph.orm.em.getConnection().execute(`select sum(calls)::int as calls, sum(errors)::int as errors, sum(completion_tokens)::int as completion from inference.usage_hour`);
+    expect(rows[0]).toEqual({ calls: 9, errors: 2, completion: 100 + 50 + 2 * 999 });
+  });
+
   it('filter by provider, model and interface together', async () => {
     const { usage } = await analytics(admin, { model: 'm2', interface: 'SERVICE_I', bucket: 'DAY' });
     expect(usage.data).toEqual([stat('00:00', 'p2', 'm2', 'SERVICE_I', 1, 7, 50, 0)]);
