@@ -47,6 +47,8 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
       logger.info({ provider: report.id, status: report.status }, 'provider status changed');
       feed?.changed(report);
     },
+    // At its concurrency limit or no longer: subscribers of providerStatusChanged see inFlight move.
+    onLoad: (report) => feed?.changed(report),
   });
   let runtime: InferenceRuntime | undefined;
   let subgraph: Subgraph<InferenceContext>;

@@ -84,10 +84,15 @@ export interface ProviderRegistryOptions {
   healthIntervalMs?: number;
   /** Called when a provider's status (operational, degraded, down) changes after the first probe. */
   onChange?: (report: ProviderReport) => void;
+  /** Called when a provider reaches or leaves its concurrency limit (its status unchanged), coalesced per 250 ms. */
+  onLoad?: (report: ProviderReport) => void;
   cooldown?: CooldownOptions;
   /** The clock, for the cooldown. */
   now?: () => number;
 }
+
+/** How long load notifications of one provider are coalesced. */
+const SATURATION_NOTICE_MS = 250;
 
 // Failures that say the provider, not the request, is at fault: these count toward a cooldown and
 // are retried on another provider. A bad request fails the same everywhere.
@@ -123,6 +128,7 @@ export class ProviderRegistry {
   private probing: Promise<void> | null = null;
   private closed = false;
   private upscaler: ImageEngine | undefined;
+  private readonly notifyTimers = new Map<string, NodeJS.Timeout>();
 
   private constructor(
     readonly config: InferenceConfig,
@@ -130,7 +136,11 @@ export class ProviderRegistry {
     private readonly options: ProviderRegistryOptions,
   ) {
     this.providers = new Map(config.providers.map((provider) => [provider.id, provider]));
-    this.slots = new ProviderSlots(new Map(config.providers.map((provider) => [provider.id, provider.maxConcurrency])));
+    // Reaching and leaving a provider's concurrency limit are transitions its subscribers see.
+    this.slots = new ProviderSlots(
+      new Map(config.providers.map((provider) => [provider.id, provider.maxConcurrency])),
+      (providerId) => this.notifySoon(providerId),
+    );
     this.cooldown = new ProviderCooldown(options.cooldown, options.now);
   }
 
@@ -359,6 +369,11 @@ export class ProviderRegistry {
       this.config.providers.map(async (provider) => {
         const engines = await Promise.all(
           this.pooled(provider).map(async (pooled): Promise<EngineReport> => {
+            if (pooled.imageEngine) {
+              // An image upstream is probed like a text engine: its health is the provider's too.
+              const result = await pooled.imageEngine.health().catch((error: unknown) => ({ ok: false, detail: (error as Error).message }));
+              return { type: pooled.config.type, available: true, ok: result.ok, ...(result.detail ? { detail: result.detail } : {}) };
+            }
             if (!pooled.engine) return { type: pooled.config.type, available: false, ok: false, detail: pooled.unavailable };
             const result = await check(pooled.engine);
             return { type: pooled.config.type, available: true, ok: result.ok, ...(result.detail ? { detail: result.detail } : {}) };
@@ -411,6 +426,21 @@ export class ProviderRegistry {
     return this.upscaler;
   }
 
+  /**
+   * Tells onLoad about a provider whose status did not change but whose load did (at its limit,
+   * or no longer): at most once per 250 ms per provider, with the state at that moment, so a
+   * provider flapping at its limit under load costs a few notifications a second, not two per request.
+   */
+  private notifySoon(providerId: string): void {
+    if (this.closed || this.notifyTimers.has(providerId)) return;
+    const timer = setTimeout(() => {
+      this.notifyTimers.delete(providerId);
+      if (!this.closed) this.options.onLoad?.(this.report(this.provider(providerId)));
+    }, SATURATION_NOTICE_MS);
+    timer.unref();
+    this.notifyTimers.set(providerId, timer);
+  }
+
   /** Every provider's status with its in-flight requests and model count. */
   status(): ProviderReport[] {
     return this.config.providers.map((provider) => this.report(provider));
@@ -427,6 +457,7 @@ export class ProviderRegistry {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    for (const timer of this.notifyTimers.values()) clearTimeout(timer);
     await this.probing;
     await this.pool.close();
     await this.upscaler?.close();

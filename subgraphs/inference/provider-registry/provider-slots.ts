@@ -15,7 +15,11 @@ export interface ProviderSlot {
 export class ProviderSlots {
   private readonly inFlight = new Map<string, number>();
 
-  constructor(private readonly limits: ReadonlyMap<string, number | undefined>) {}
+  constructor(
+    private readonly limits: ReadonlyMap<string, number | undefined>,
+    /** Called when a provider reaches its limit and when it leaves it. */
+    private readonly onSaturation: (provider: string) => void = () => {},
+  ) {}
 
   count(provider: string): number {
     return this.inFlight.get(provider) ?? 0;
@@ -30,12 +34,15 @@ export class ProviderSlots {
       throw new ProviderRefusal('busy', `${provider} is serving its limit of ${limit} concurrent requests; try again shortly`, 'provider');
     }
     this.inFlight.set(provider, current + 1);
+    if (limit !== undefined && current + 1 === limit) this.onSaturation(provider);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       signal?.removeEventListener('abort', release);
-      this.inFlight.set(provider, this.count(provider) - 1);
+      const before = this.count(provider);
+      this.inFlight.set(provider, before - 1);
+      if (limit !== undefined && before === limit) this.onSaturation(provider);
     };
     signal?.addEventListener('abort', release, { once: true });
     return { provider, release };

@@ -209,6 +209,23 @@ describe('health', () => {
     expect(changes.slice(2).map((change) => change.status)).toEqual(['operational', 'operational']);
   });
 
+  it('tells onLoad when a provider reaches its concurrency limit and when it leaves it, with its in-flight count', async () => {
+    const file = loadInferenceConfig({ INFERENCE_CONFIG: join(dir, 'inference.json') });
+    let next: (report: ProviderReport) => void = () => {};
+    const seen = () => new Promise<ProviderReport>((resolve) => (next = resolve));
+    const loaded = await ProviderRegistry.create(file, { healthIntervalMs: 0, onLoad: (report) => next(report) });
+    try {
+      const full = seen();
+      const slot = loaded.acquire('provider_b');
+      expect(await full).toMatchObject({ id: 'provider_b', inFlight: 1, maxConcurrency: 1 });
+      const free = seen();
+      slot.release();
+      expect(await free).toMatchObject({ id: 'provider_b', inFlight: 0 });
+    } finally {
+      await loaded.close();
+    }
+  });
+
   it('probes on its interval', async () => {
     const seen: ProviderReport[] = [];
     const file = loadInferenceConfig({ INFERENCE_CONFIG: join(dir, 'inference.json') });
