@@ -67,10 +67,14 @@ export class ImageService {
         throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
       }
       const slot = holdSlot && typeof target.provider !== 'string' ? this.runtime.registry.acquire(target.provider.id, call.signal) : undefined;
+      // The deadline aborts with the engine's own timeout error: the engine throws its signal's
+      // reason, and AbortSignal.timeout's (a DOMException) would be answered as a 500.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
       try {
-        const signal = AbortSignal.any([call.signal, AbortSignal.timeout(this.runtime.config.timeouts.imageGenerationMs)]);
-        return await work(target.engine, signal);
+        return await work(target.engine, AbortSignal.any([call.signal, deadline.signal]));
       } finally {
+        clearTimeout(timer);
         slot?.release();
       }
     } catch (error) {
