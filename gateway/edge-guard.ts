@@ -39,7 +39,7 @@ export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: Edg
       let key: ApiKey | undefined;
       const isPublic = (req.method === 'GET' || req.method === 'HEAD') && open.has(req.path.replace(/(.)\/+$/, '$1'));
       const secret = edge.credential(req);
-      if (isPublic) {
+      if (isPublic || edge.keyless) {
         // A key sent anyway is not read: the request stays anonymous, counted by address.
       } else if (!secret) {
         refusal = 'missing';

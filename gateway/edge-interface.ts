@@ -27,4 +27,9 @@ export interface EdgeInterface {
   /** The error a breach of `window` gives. */
   exceeded(window: LimitWindow): ApiError;
   format: ErrorFormat;
+  /**
+   * Interfaces without keys (the inference proxy and gateway): no credential is read or required,
+   * and every request counts in the client address's window.
+   */
+  keyless?: boolean;
 }

@@ -211,3 +211,21 @@ export function serviceIInterface(limits: RateLimits, base: string): EdgeInterfa
     format: openAIErrorFormat,
   };
 }
+
+/**
+ * The keyless inference interfaces (the proxy and the gateway): no key, and every request counted
+ * per client address in the window of requests without a valid key (the abuse limit the spec asks
+ * of the proxy: its parallel limit is per address too, in the inference subgraph).
+ */
+export function keylessInferenceInterface(limits: RateLimits, name: 'inference-proxy' | 'inference-gateway'): EdgeInterface {
+  return {
+    name,
+    keyless: true,
+    credential: () => undefined,
+    kinds: () => [],
+    refusal: (reason, req) => openAIRefusal(reason, 'text', req),
+    windows: (_principal, _key, address) => windowsOf(limits, undefined, undefined, address),
+    exceeded: perMinuteBreach,
+    format: openAIErrorFormat,
+  };
+}

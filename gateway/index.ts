@@ -34,6 +34,7 @@ import { edgeGuard } from './edge-guard.js';
 import {
   graphqlErrorFormat,
   graphqlInterface,
+  keylessInferenceInterface,
   membershipInterface,
   serviceIInterface,
   serviceTInterface,
@@ -219,8 +220,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   mount(bases.inferenceText, guard(serviceTInterface(rateLimits)), relay(bases.inferenceText, '/openai/serviceT', false));
   mount(bases.inferenceImage, guard(serviceIInterface(rateLimits, bases.inferenceImage)), relay(bases.inferenceImage, '/openai/serviceI', false));
   // Keyless interfaces: a client's Authorization header is ignored, and dropped so nothing behind relies on it.
-  mount(bases.inferenceProxy, dropAuthorization, relay(bases.inferenceProxy, '/openai/proxy', true));
-  mount(bases.inferenceGateway, dropAuthorization, relay(bases.inferenceGateway, '/openai/gateway', true));
+  mount(bases.inferenceProxy, dropAuthorization, guard(keylessInferenceInterface(rateLimits, 'inference-proxy')), relay(bases.inferenceProxy, '/openai/proxy', true));
+  mount(bases.inferenceGateway, dropAuthorization, guard(keylessInferenceInterface(rateLimits, 'inference-gateway')), relay(bases.inferenceGateway, '/openai/gateway', true));
 
   app.use(
     '/graphql',

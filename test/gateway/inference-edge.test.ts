@@ -96,4 +96,19 @@ describe('the keyless proxy and gateway', () => {
     await passedEdge(await platform.request(path, { method: 'POST', json: {}, headers: { authorization: 'Bearer garbage' } }));
     await passedEdge(await platform.request(path, { method: 'POST', json: {}, key: textKey }));
   });
+
+  it('counts every keyless request in the client address window (the abuse limit), with 429 and Retry-After past it', async () => {
+    const own = await startTestPlatform({ rateLimits: { ...limits, anonymousPerMinute: 2 } });
+    try {
+      const first = await own.request('/inference/gateway/v1/models');
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-limit')).toBe('2');
+      expect((await own.request('/inference/proxy/v1/models')).status).toBe(200);
+      const refused = await own.request('/inference/gateway/v1/models', { headers: { authorization: 'Bearer whatever' } });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await openAIError(refused, 429, 'rate_limit_exceeded', 'rate_limit_error');
+    } finally {
+      await own.close();
+    }
+  });
 });
