@@ -2,7 +2,7 @@
  * bench/inference-analytics: the analytics and recommendation queries over 10 million usage
  * records spread over the last three months, in monthly partitions, on a fresh embedded
  * PostgreSQL. Prints each query's time (median of 5 runs after a warm-up) and what its plan read:
- * the partitions scanned and how. Run on demand: `npm run bench:inference-analytics`
+ * the partitions (and the hourly sums, usage_hour) scanned and how. Run on demand: `npm run bench:inference-analytics`
  * (BENCH_ROWS to change the row count, BENCH_PG_PORT for the embedded server's port).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -107,8 +107,8 @@ try {
       for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
     };
     walk((plan as { Plan: Record<string, unknown> }[])[0]!.Plan);
-    const parts = [...scans].map(([name, types]) => `${name.replace('usage_record_', '')} (${[...types].join(', ')})`);
-    return `${scans.size} partition(s): ${parts.join('; ')}${removed ? `; ${removed} removed at run time` : ''}`;
+    const parts = [...scans].map(([name, types]) => `${name.replace('usage_record_', 'partition ')} (${[...types].join(', ')})`);
+    return `read ${parts.join('; ')}${removed ? `; ${removed} partitions removed at run time` : ''}`;
   };
 
   const all = { kind: 'all' } as const;
