@@ -52,13 +52,22 @@ export class ImageService {
     return this.run(call, request.upscaler_1, chosen, (engine, signal) => engine.upscale(request, signal), target !== undefined && !isEmbeddedUpscaler(request.upscaler_1));
   }
 
-  private generate<T>(call: ImageCall, model: string, work: (target: { engine: ImageEngine }, signal: AbortSignal) => Promise<T>): Promise<T> {
+  private generate(call: ImageCall, model: string, work: (target: { engine: ImageEngine }, signal: AbortSignal) => Promise<ImageGenerationResponse>): Promise<ImageGenerationResponse> {
     const target = this.engine(call);
-    return this.run(call, model, target, (engine, signal) => work({ engine }, signal), true);
+    // A request naming no checkpoint runs on the one the WebUI has loaded: its answer names it.
+    return this.run(call, model, target, (engine, signal) => work({ engine }, signal), true, (answer) => model || checkpointOf(answer));
   }
 
-  private async run<T>(call: ImageCall, model: string, target: ImageTarget | { provider: string; engine: ImageEngine } | undefined, work: (engine: ImageEngine, signal: AbortSignal) => Promise<T>, holdSlot: boolean): Promise<T> {
+  private async run<T>(
+    call: ImageCall,
+    named: string,
+    target: ImageTarget | { provider: string; engine: ImageEngine } | undefined,
+    work: (engine: ImageEngine, signal: AbortSignal) => Promise<T>,
+    holdSlot: boolean,
+    modelOf: (answer: T) => string = () => named,
+  ): Promise<T> {
     const startedAt = performance.now();
+    let model = named;
     const provider = target ? (typeof target.provider === 'string' ? target.provider : target.provider.id) : (call.provider ?? '');
     let status = 200;
     let errorCode: string | null = null;
@@ -72,7 +81,9 @@ export class ImageService {
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
       try {
-        return await work(target.engine, AbortSignal.any([call.signal, deadline.signal]));
+        const answer = await work(target.engine, AbortSignal.any([call.signal, deadline.signal]));
+        model = modelOf(answer);
+        return answer;
       } finally {
         clearTimeout(timer);
         slot?.release();
@@ -97,5 +108,16 @@ export class ImageService {
         errorCode,
       });
     }
+  }
+}
+
+/** The checkpoint a generation ran on, from the WebUI's info (sd_model_name); empty when it does not say. */
+function checkpointOf(answer: ImageGenerationResponse): string {
+  try {
+    const info: unknown = JSON.parse(answer.info);
+    const name = info && typeof info === 'object' ? (info as { sd_model_name?: unknown }).sd_model_name : undefined;
+    return typeof name === 'string' ? name : '';
+  } catch {
+    return '';
   }
 }
