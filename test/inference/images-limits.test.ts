@@ -240,6 +240,17 @@ describe('provider_d over a loopback WebUI: client disconnects, parallel limits,
     expect(fromServiceI).toMatchObject({ provider: 'provider_d', status: 200, client_address: null });
     expect(fromServiceI.key_id).toBeTruthy();
   });
+
+  it('records the checkpoint the WebUI used when the request names none', async () => {
+    webui.currentCheckpoint = 'sd_xl_base_1.0.safetensors [31e35c80fc]';
+    const proxied = await post('/inference/proxy/api/txt2img', TINY);
+    expect(proxied.status).toBe(200);
+    await proxied.body?.cancel();
+    const row = await waitFor('the usage row of the proxy call', async () => (await db.query(`select * from inference.usage_record where interface = 'proxy' and model = 'sd_xl_base_1.0'`)).rows[0] as Record<string, unknown> | undefined);
+    expect(row).toMatchObject({ provider: 'provider_d', status: 200 });
+    // No successful generation went unnamed (the earlier tests' ran on the WebUI's default checkpoint).
+    expect((await db.query(`select count(*)::int as n from inference.usage_record where status = 200 and model = ''`)).rows[0]).toEqual({ n: 0 });
+  });
 });
 
 describe('provider_d with maxConcurrency 2, provider_c with an sd-webui engine timing out at 500 ms', () => {
