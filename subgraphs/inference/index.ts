@@ -68,7 +68,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
     await subgraph.close();
     throw error;
   }
-  runtime = { config, registry, usage };
+  runtime = { config, orm: subgraph.orm, registry, usage };
   const { router } = createOpenAiRoutes(runtime, logger);
   return {
     ...subgraph,

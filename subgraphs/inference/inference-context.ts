@@ -1,3 +1,4 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { SubgraphContext } from '../shared/context.js';
 import type { InferenceConfig } from './config/inference-config.js';
 import type { ProviderRegistry } from './provider-registry/provider-registry.js';
@@ -10,6 +11,8 @@ import type { UsageRecorder } from './usage/usage-recorder.js';
  */
 export interface InferenceRuntime {
   config: InferenceConfig;
+  /** The subgraph's database: the HTTP interfaces read usage (analytics) through it. */
+  orm: MikroORM;
   registry: ProviderRegistry;
   usage: UsageRecorder;
 }

@@ -29,11 +29,10 @@ const PARAMS = new Set(['from', 'to', 'provider', 'model', 'interface', 'bucket'
 const DEFAULT_RANGE_MS = 86_400_000;
 
 /**
- * The usage records' ORM, for the HTTP routes, whose runtime carries the recorder but not the
- * ORM: the recorder's is the subgraph's own (index.ts builds it with `subgraph.orm`).
+ * The usage records' entity manager, for the HTTP routes (a fork of the subgraph's ORM per call).
  */
-export function usageEntityManager(runtime: Pick<InferenceRuntime, 'usage'>): EntityManager {
-  return runtime.usage['orm'].em.fork() as EntityManager;
+export function usageEntityManager(runtime: Pick<InferenceRuntime, 'orm'>): EntityManager {
+  return runtime.orm.em.fork() as EntityManager;
 }
 
 const invalid = (param: string, message: string) => new WireError(422, 'invalid_value', message, param);
@@ -119,7 +118,7 @@ function historyRow(record: UsageRecord) {
 }
 
 /** The gateway's analytics answer, snake_case; the sections asked for (all by default). */
-export async function gatewayAnalytics(runtime: Pick<InferenceRuntime, 'usage'>, query: Record<string, unknown>, caller: Caller, now = new Date()) {
+export async function gatewayAnalytics(runtime: Pick<InferenceRuntime, 'orm'>, query: Record<string, unknown>, caller: Caller, now = new Date()) {
   const { filter, bucket, sections } = paramsOf(query, now);
   const service = new AnalyticsService(usageEntityManager(runtime));
   const all: AnalyticsScope = { kind: 'all' };

@@ -5,7 +5,7 @@ import { WireError } from '../openai/openai-error.js';
 import { checkedCategories, MEASURED_WINDOW_MS, RecommendationService } from './recommendation.service.js';
 
 /** GET /v1/recommendations?category=: the ranked models per category (all without one), snake_case. */
-export async function gatewayRecommendations(runtime: Pick<InferenceRuntime, 'config' | 'registry' | 'usage'>, query: Record<string, unknown>, now = new Date()) {
+export async function gatewayRecommendations(runtime: Pick<InferenceRuntime, 'config' | 'registry' | 'orm'>, query: Record<string, unknown>, now = new Date()) {
   for (const name of Object.keys(query)) {
     if (name !== 'category') throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
   }

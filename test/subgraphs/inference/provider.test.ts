@@ -67,7 +67,7 @@ beforeAll(async () => {
   registry = await ProviderRegistry.create(config, { healthIntervalMs: 0, now: () => clock, onChange: (report) => feed.changed(report) });
   await feed.sync(config, registry.status());
   usage = new UsageRecorder(subgraph.orm, { logger });
-  runtime = { config, registry, usage };
+  runtime = { config, orm: subgraph.orm, registry, usage };
 });
 
 afterAll(async () => {
