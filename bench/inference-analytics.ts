@@ -12,7 +12,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pino } from 'pino';
 import { ensureDatabaseExists, startEmbeddedPostgres } from '../platform/database.js';
 import { AnalyticsBucket } from '../subgraphs/inference/analytics/analytics-bucket.js';
-import { AnalyticsService, encodeHistoryCursor } from '../subgraphs/inference/analytics/analytics.service.js';
+import { AnalyticsService } from '../subgraphs/inference/analytics/analytics.service.js';
+import { encodeUsageCursor } from '../subgraphs/inference/usage/usage-row.js';
 import { inferenceConfigFrom } from '../subgraphs/inference/config/load-inference-config.js';
 import { inferenceOrmOptions } from '../subgraphs/inference/mikro-orm.config.js';
 import { ProviderRegistry } from '../subgraphs/inference/provider-registry/provider-registry.js';
@@ -115,7 +116,7 @@ try {
   const range = (days: number, end = now) => ({ from: new Date(end.getTime() - days * DAY), to: end });
   // A history page two months back: the cursor of the record nearest that time.
   const [deep] = await sql(`select id, occurred_at from "inference"."usage_record" where occurred_at >= ? order by occurred_at, id limit 1`, [new Date(now.getTime() - 60 * DAY)]);
-  const deepCursor = encodeHistoryCursor({ id: deep!.id as string, occurredAt: new Date(deep!.occurred_at as string) });
+  const deepCursor = encodeUsageCursor({ id: deep!.id as string, occurredAt: new Date(deep!.occurred_at as string) });
   const [address] = await sql(`select client_address from "inference"."usage_record" where occurred_at >= ? and client_address is not null limit 1`, [new Date(now.getTime() - 50 * DAY)]);
   const account = '00000000-0000-4000-8000-000000000042';
 

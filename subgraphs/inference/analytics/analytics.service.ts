@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { decodeUsageCursor, encodeUsageCursor, numberOrNull, USAGE_COLUMNS, usageRecordFromRow } from '../usage/usage-row.js';
 import { InvalidCursorError, UUID } from '../../shared/pagination.js';
 import { UsageInterface } from '../usage/usage-interface.js';
 import { DEFAULT_USAGE_PAGE_SIZE } from '../usage/usage-limits.js';
@@ -32,53 +33,16 @@ export interface HistoryFilter extends AnalyticsFilter {
   after?: string | null;
 }
 
-const COLUMNS = `u.id, u.occurred_at, u.account_id, u.key_id, u.client_address, u.interface, u.provider, u.model, u.prompt_tokens,
-  u.completion_tokens, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
-
 const HOUR_MS = 3_600_000;
 /** Buckets as date_bin intervals from a UTC midnight: whole UTC minutes, hours and days, with no time zone lookup per row. */
 const BUCKET_INTERVAL: Record<AnalyticsBucket, string> = { minute: '1 minute', hour: '1 hour', day: '1 day' };
 const UTC_ORIGIN = "timestamptz '2000-01-01 00:00:00+00'";
 
-const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const ratio = (part: number, whole: number) => (whole ? part / whole : 0);
 
-/** The cursor of the usage lists (usage.service.ts): [occurred_at, id], so a page of either continues in the other. */
-export function encodeHistoryCursor(record: Pick<UsageRecord, 'occurredAt' | 'id'>): string {
-  return Buffer.from(JSON.stringify([record.occurredAt.toISOString(), record.id])).toString('base64url');
-}
+/** The history's cursor: the usage lists' own, so a page of either continues in the other. */
+export const decodeHistoryCursor = decodeUsageCursor;
 
-/** The position a cursor names; BAD_USER_INPUT naming `after` when it is not one this API issued. */
-export function decodeHistoryCursor(cursor: string): { occurredAt: Date; id: string } {
-  try {
-    const [occurredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(occurredAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
-    return { occurredAt: date, id };
-  } catch {
-    throw new InvalidCursorError();
-  }
-}
-
-function recordFromRow(row: Row): UsageRecord {
-  return Object.assign(new UsageRecord(), {
-    id: row.id,
-    occurredAt: new Date(row.occurred_at as string),
-    accountId: row.account_id ?? null,
-    keyId: row.key_id ?? null,
-    clientAddress: row.client_address ?? null,
-    interface: row.interface,
-    provider: row.provider,
-    model: row.model,
-    promptTokens: row.prompt_tokens,
-    completionTokens: row.completion_tokens,
-    latencyMs: row.latency_ms,
-    timeToFirstTokenMs: row.time_to_first_token_ms ?? null,
-    streamed: row.streamed,
-    status: row.status,
-    errorCode: row.error_code ?? null,
-  });
-}
 
 /**
  * Usage statistics, model performance and call history over `inference.usage_record`. Every
@@ -230,18 +194,18 @@ export class AnalyticsService {
     const limit = filter.limit ?? DEFAULT_USAGE_PAGE_SIZE;
     const { sql, params } = this.where(scope, filter);
     if (filter.after) {
-      const cursor = decodeHistoryCursor(filter.after);
+      const cursor = decodeUsageCursor(filter.after);
       // A row comparison is a range condition on the (occurred_at, id) order of every index, read backwards.
       // The plain bound beside it lets the planner prune the partitions after the cursor.
       sql.push('u.occurred_at <= ?', '(u.occurred_at, u.id) < (?, ?)');
       params.push(cursor.occurredAt, cursor.occurredAt, cursor.id);
     }
     const rows = await this.execute(
-      `select ${COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
+      `select ${USAGE_COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
       [...params, limit + 1],
     );
-    const data = rows.slice(0, limit).map(recordFromRow);
+    const data = rows.slice(0, limit).map(usageRecordFromRow);
     const hasMore = rows.length > limit;
-    return { data, limit, hasMore, nextCursor: hasMore ? encodeHistoryCursor(data[data.length - 1]) : null };
+    return { data, limit, hasMore, nextCursor: hasMore ? encodeUsageCursor(data[data.length - 1]) : null };
   }
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { decodeUsageCursor, encodeUsageCursor, numberOrNull, USAGE_COLUMNS, usageRecordFromRow } from './usage-row.js';
 import { DomainError } from '../../shared/errors.js';
 import { InvalidCursorError, UUID } from '../../shared/pagination.js';
 import type { Principal } from '../../shared/principal.js';
@@ -16,9 +17,6 @@ type Row = Record<string, unknown>;
 /** The most groups a summary returns (grouping by key over a busy window has no natural bound). */
 export const MAX_USAGE_GROUPS = 1000;
 
-const COLUMNS = `u.id, u.occurred_at, u.account_id, u.key_id, u.client_address, u.interface, u.provider, u.model, u.prompt_tokens,
-  u.completion_tokens, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
-
 /** Each grouping's SELECT expressions; KEY shows keyless calls by client address. */
 const GROUP_COLUMNS: Record<UsageGroupBy, string[]> = {
   [UsageGroupBy.PROVIDER]: ['u.provider as provider'],
@@ -28,42 +26,8 @@ const GROUP_COLUMNS: Record<UsageGroupBy, string[]> = {
   [UsageGroupBy.STATUS]: ['u.status as status'],
 };
 
-function recordFromRow(row: Row): UsageRecord {
-  return Object.assign(new UsageRecord(), {
-    id: row.id,
-    occurredAt: new Date(row.occurred_at as string),
-    accountId: row.account_id ?? null,
-    keyId: row.key_id ?? null,
-    clientAddress: row.client_address ?? null,
-    interface: row.interface,
-    provider: row.provider,
-    model: row.model,
-    promptTokens: row.prompt_tokens,
-    completionTokens: row.completion_tokens,
-    latencyMs: row.latency_ms,
-    timeToFirstTokenMs: row.time_to_first_token_ms ?? null,
-    streamed: row.streamed,
-    status: row.status,
-    errorCode: row.error_code ?? null,
-  });
-}
 
-function encodeCursor(record: UsageRecord): string {
-  return Buffer.from(JSON.stringify([record.occurredAt.toISOString(), record.id])).toString('base64url');
-}
 
-function decodeCursor(cursor: string): { occurredAt: Date; id: string } {
-  try {
-    const [occurredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(occurredAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
-    return { occurredAt: date, id };
-  } catch {
-    throw new InvalidCursorError();
-  }
-}
-
-const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /**
  * Usage records and their figures. A text or image key sees its own account's calls; an admin
@@ -102,18 +66,18 @@ export class UsageService {
       params.push(value);
     }
     if (args.after) {
-      const cursor = decodeCursor(args.after);
+      const cursor = decodeUsageCursor(args.after);
       // A row comparison is a range condition on the (occurred_at desc, id desc) order of every index.
       sql.push('(u.occurred_at, u.id) < (?, ?)');
       params.push(cursor.occurredAt, cursor.id);
     }
     const rows = await this.execute(
-      `select ${COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
+      `select ${USAGE_COLUMNS} from "inference"."usage_record" u where ${sql.join(' and ')} order by u.occurred_at desc, u.id desc limit ?`,
       [...params, limit + 1],
     );
-    const data = rows.slice(0, limit).map(recordFromRow);
+    const data = rows.slice(0, limit).map(usageRecordFromRow);
     const hasMore = rows.length > limit;
-    return { data, limit, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]) : null };
+    return { data, limit, hasMore, nextCursor: hasMore ? encodeUsageCursor(data[data.length - 1]) : null };
   }
 
   /** Counts, token sums and latency percentiles (percentile_cont, interpolated) per group over the window. */
@@ -166,11 +130,11 @@ export class UsageService {
     if (!keys.length) return ids.map(() => null);
     const scoped = principal.kind === 'admin' ? '' : UUID.test(principal.accountId) ? ' and u.account_id = ?' : ' and false';
     const rows = await this.execute(
-      `select ${COLUMNS} from jsonb_to_recordset(?::jsonb) as k(id uuid, at timestamptz)
+      `select ${USAGE_COLUMNS} from jsonb_to_recordset(?::jsonb) as k(id uuid, at timestamptz)
        join "inference"."usage_record" u on u.id = k.id and u.occurred_at = k.at${scoped}`,
       [JSON.stringify(keys), ...(scoped.includes('?') ? [principal.accountId] : [])],
     );
-    const byId = new Map(rows.map((row) => [String(row.id), recordFromRow(row)]));
+    const byId = new Map(rows.map((row) => [String(row.id), usageRecordFromRow(row)]));
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
 }
