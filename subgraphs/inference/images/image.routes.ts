@@ -4,7 +4,7 @@ import sharp, { type Sharp } from 'sharp';
 import type { z } from 'zod';
 import { EMBEDDED_UPSCALERS, type Img2ImgRequest, type Txt2ImgRequest, type Upscaler } from '../engine/image-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import { validationError, WireError, wireErrorOf } from '../openai/openai-error.js';
+import { outcomeFor, validationError, WireError } from '../openai/openai-error.js';
 import { USAGE_INTERFACE, type WireInterface } from '../openai/wire-interface.js';
 import type { WireCall, WireRoute } from '../openai/wire-route.js';
 import { IMAGE_DEFAULTS, img2imgSchema, openAiGenerationSchema, openAiUpscaleSchema, sizeOf, txt2imgSchema, upscaleSchema } from './image-request.js';
@@ -30,10 +30,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
     caller: wire.caller,
     ...(provider !== undefined ? { provider } : {}),
     signal: wire.signal,
-    outcomeOf: (error) => {
-      const answered = wireErrorOf(wire.iface, error);
-      return { status: answered.status, code: answered.code };
-    },
+    outcomeOf: outcomeFor(wire.iface),
   });
 
   const txt2img = async (wire: WireCall) => {

@@ -145,3 +145,11 @@ export function wireErrorOf(iface: WireInterface, error: unknown): WireError {
   }
   return new WireError(500, 'internal_error', 'An internal error occurred');
 }
+
+/** The status and code an interface answers an error with, for usage records (GenerationService's `outcomeOf`). */
+export function outcomeFor(iface: WireInterface): (error: unknown) => { status: number; code: string } {
+  return (error) => {
+    const answered = wireErrorOf(iface, error);
+    return { status: answered.status, code: answered.code };
+  };
+}

@@ -11,7 +11,7 @@ import { imageRoutes } from '../images/image.routes.js';
 import type { WireCall, WireRoute } from './wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { CallerSlots } from './caller-slots.js';
-import { errorBody, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
+import { errorBody, outcomeFor, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
 import {
   chatSchema,
   completionSchema,
@@ -80,10 +80,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       streamed: stream,
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
-      outcomeOf: (error) => {
-        const answered = wireErrorOf(iface, error);
-        return { status: answered.status, code: answered.code };
-      },
+      outcomeOf: outcomeFor(iface),
     };
     const { run, first } = await service.start(call);
     const completion = newCompletion(kind, run.model);
@@ -171,10 +168,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           ...(body.provider !== undefined ? { provider: body.provider } : {}),
           model: body.model,
           input: body.messages ? { kind: 'chat', messages: messagesOf(body.messages) } : { kind: 'completion', prompt: body.prompt! },
-          outcomeOf: (error) => {
-            const answered = wireErrorOf(iface, error);
-            return { status: answered.status, code: answered.code };
-          },
+          outcomeOf: outcomeFor(iface),
         });
         res.json({ count: result.count, max_model_len: result.maxModelLen, tokens: result.tokens });
       },
