@@ -5,6 +5,7 @@ import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-infer
 import { freePort } from '../support/free-port.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import { allIdle } from './inference-test-kit.js';
 import { lastGeneration, listingOnlyServer, onGenerationOnly, sseData } from './upstream-behaviour.js';
 
 /**
@@ -87,6 +88,20 @@ describe.each(ROUTES)('$name', ({ client, model, server }) => {
     const sent = lastGeneration(server());
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.body).toMatchObject({ model, stream: true, stream_options: { include_usage: true }, max_tokens: 20 });
+  });
+
+  it('gives the provider slot back after an empty answer, streamed or not', async () => {
+    // The first event is then the done event, and the rest of the events is never read.
+    server().behaviour.reply = [];
+    for (let i = 0; i < 3; i++) {
+      const done = await client().chat.completions.create({ model, messages: [{ role: 'user', content: 'Say nothing' }] });
+      expect(done.choices[0]!.message.content).toBe('');
+      const stream = await client().chat.completions.create({ model, messages: [{ role: 'user', content: 'Say nothing' }], stream: true });
+      let finish: string | null | undefined;
+      for await (const part of stream) finish = part.choices[0]?.finish_reason ?? finish;
+      expect(finish).toBe('stop');
+    }
+    await allIdle(platform.baseUrl, 2_000);
   });
 
   it('streams without usage chunks when the client did not ask, though the upstream was asked', async () => {

@@ -150,7 +150,12 @@ export class GenerationService {
           finish: ({ status, errorCode, usage }) => {
             record(status, errorCode ?? null, usage);
             // The interface stops reading at the done event: closing the events releases the provider's slot.
-            void rest.return(undefined).catch(() => undefined);
+            // When the first event was already the done event (an empty answer), `rest` never started, and
+            // returning an unstarted generator skips its finally: close the engine's events directly too.
+            void rest
+              .return(undefined)
+              .then(() => events.return(undefined))
+              .catch(() => undefined);
           },
         },
       };
