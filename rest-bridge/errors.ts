@@ -22,6 +22,8 @@ export interface ApiError {
   code: string;
   message: string;
   param?: string | null;
+  /** The id of the record a conflict is with (e.g. the active application a second one repeats). */
+  existingId?: string;
 }
 
 /** One specification's error body. */
@@ -45,6 +47,7 @@ export const membershipErrorFormat: ErrorFormat = (error, requestId) => ({
     code: error.code,
     message: error.message,
     param: error.param ?? null,
+    ...(error.existingId ? { existing_id: error.existingId } : {}),
     request_id: requestId,
   },
 });
@@ -111,5 +114,6 @@ export function apiErrorFromGraphQL(errors: readonly GraphQLFormattedError[]): A
     // Internal failures are not described to the client; the request id finds them in the log.
     message: status === 500 ? 'An internal error occurred' : (chosen?.message ?? 'Request failed'),
     param: typeof extensions.param === 'string' ? extensions.param : (variable ?? null),
+    ...(typeof extensions.existingId === 'string' && status !== 500 ? { existingId: extensions.existingId } : {}),
   };
 }

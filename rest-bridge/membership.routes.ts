@@ -29,16 +29,26 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
+  'Query.jobMatches': { method: 'GET', path: '/jobs/match' },
+  'Mutation.applyToJob': { method: 'POST', path: '/jobs/:id/apply', responseStatus: 201 },
+  'Query.jobApplicants': { method: 'GET', path: '/jobs/:id/applicants', resource: 'job posting' },
+  'Mutation.publishJobPosting': { method: 'POST', path: '/jobs/:id/publish' },
+  'Mutation.closeJobPosting': { method: 'POST', path: '/jobs/:id/close' },
+  'Query.jobApplication': { method: 'GET', path: '/job-applications/:id', resource: 'job application' },
+  'Mutation.moveJobApplication': { method: 'POST', path: '/job-applications/:id/move' },
+  'Mutation.rejectJobApplication': { method: 'POST', path: '/job-applications/:id/reject' },
+  'Mutation.hireJobApplication': { method: 'POST', path: '/job-applications/:id/hire' },
+  'Mutation.withdrawJobApplication': { method: 'POST', path: '/job-applications/:id/withdraw' },
 };
 
 /**
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'JobMatchSearch.member', 'JobMatchSearch.job', 'MatchingJob.posting', 'MatchingMember.member', 'PostingMatch.posting', 'CandidateMatch.member'];
 
 /**
  * Fields left out of the REST representations: a member's job postings live in another subgraph,
  * and every member page would otherwise fan out to it.
  */
-export const membershipHidden = ['Member.jobPostings'];
+export const membershipHidden = ['Member.jobPostings', 'Member.matchingProfile'];

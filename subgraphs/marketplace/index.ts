@@ -4,12 +4,17 @@ import { JobPostingResolver } from './job/job-posting.resolver.js';
 import { MemberJobsResolver } from './member/member-jobs.resolver.js';
 import { memberReference } from './member/member.reference.js';
 import { marketplaceOrmOptions } from './mikro-orm.config.js';
+import { JobApplicationResolver } from './application/job-application.resolver.js';
+import { jobApplicationReference } from './application/job-application.reference.js';
+import { JobMatchResolver, MemberJobMatchesResolver } from './match/job-match.resolver.js';
+import { matchingJobReference } from './match/matching-job.reference.js';
+import { matchingMemberReference } from './match/matching-member.reference.js';
 
 export const marketplaceParts: SubgraphParts = {
   name: 'marketplace',
   orm: marketplaceOrmOptions,
-  resolvers: [JobPostingResolver, MemberJobsResolver],
-  references: { JobPosting: jobPostingReference, Member: memberReference },
+  resolvers: [JobPostingResolver, MemberJobsResolver, JobApplicationResolver, JobMatchResolver, MemberJobMatchesResolver],
+  references: { JobPosting: jobPostingReference, Member: memberReference, JobApplication: jobApplicationReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference },
   servesKinds: ['live', 'test'],
 };
 

@@ -9,6 +9,10 @@ import { ChatWebhookResolver } from './webhook/chat-webhook.resolver.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings, type WebhookSettingsContext } from './webhook/webhook-settings.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
+import { CandidateMatchResolver } from './member/candidate-match.resolver.js';
+import { MatchingMemberResolver } from './member/matching-member.resolver.js';
+import { matchingJobReference } from './member/matching-job.reference.js';
+import { matchingMemberReference } from './member/matching-member.reference.js';
 import { CategoryResolver } from './category/category.resolver.js';
 import { InvoiceResolver } from './finance/invoice/invoice.resolver.js';
 import { PaymentResolver } from './finance/payment/payment.resolver.js';
@@ -21,8 +25,8 @@ import { AttendeeResolver } from './event/attendee.resolver.js';
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver],
-  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference },
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver],
+  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference },
   servesKinds: ['live', 'test'],
 };
 

@@ -21,6 +21,7 @@ import { ChatWebhookAttempt } from './webhook/chat-webhook-attempt.entity.js';
 import { Migration20261122041000Webhooks } from './migrations/Migration20261122041000Webhooks.js';
 import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
 import { Migration20261122033000Events } from './migrations/Migration20261122033000Events.js';
+import { Migration20261123001100MemberSkills } from './migrations/Migration20261123001100MemberSkills.js';
 
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
@@ -34,5 +35,6 @@ export const membershipOrmOptions = {
     { name: 'Migration20261122031000Finance', class: Migration20261122031000Finance },
     { name: 'Migration20261122032000Audit', class: Migration20261122032000Audit },
     { name: 'Migration20261122041000Webhooks', class: Migration20261122041000Webhooks },
+    { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
   ],
 };

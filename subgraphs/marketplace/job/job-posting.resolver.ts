@@ -2,7 +2,7 @@ import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } fr
 import type { SubgraphContext } from '../../shared/context.js';
 import { MemberType } from '../member/member.type.js';
 import { JobPosting } from './job-posting.entity.js';
-import { CreateJobPostingArgs, JobPostingsArgs } from './job-posting.inputs.js';
+import { CloseJobPostingArgs, CreateJobPostingArgs, JobPostingsArgs } from './job-posting.inputs.js';
 import { JobPostingPage } from './job-posting-page.js';
 import { JobPostingService } from './job-posting.service.js';
 
@@ -26,6 +26,16 @@ export class JobPostingResolver {
     @Ctx() ctx: SubgraphContext,
   ): Promise<JobPosting> {
     return service(ctx).create(args);
+  }
+
+  @Mutation(() => JobPosting, { description: 'Opens a draft posting to applications.' })
+  publishJobPosting(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<JobPosting> {
+    return service(ctx).publish(id);
+  }
+
+  @Mutation(() => JobPosting, { description: 'Closes a draft or open posting to applications.' })
+  closeJobPosting(@Args(() => CloseJobPostingArgs) args: CloseJobPostingArgs, @Ctx() ctx: SubgraphContext): Promise<JobPosting> {
+    return service(ctx).close(args);
   }
 
   /** A reference only: the gateway fetches the member's fields from the membership subgraph. */

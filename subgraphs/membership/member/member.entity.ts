@@ -22,8 +22,15 @@ import { MemberStatus, memberStatusOf, type MemberState } from './member-status.
   expression:
     'create unique index "member_scope_email_unique" on "membership"."member" ("account_id", "mode", "email") where "deleted_at" is null',
 })
+// Job matching ranks members by skill overlap and full-text relevance in one statement; these
+// let it consider only members sharing a skill or a word with the posting.
+@Index({ name: 'member_skills_index', expression: 'create index "member_skills_index" on "membership"."member" using gin ("skills")' })
+@Index({
+  name: 'member_headline_search_index',
+  expression: `create index "member_headline_search_index" on "membership"."member" using gin (to_tsvector('english', coalesce("headline", '')))`,
+})
 export class Member {
-  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status' | 'state';
+  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status' | 'state' | 'skills' | 'location';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -72,6 +79,15 @@ export class Member {
   @Property({ type: 'string', length: 2, nullable: true })
   country?: string | null;
 
+  @Field(() => String, { nullable: true, description: 'A one-line professional summary, e.g. "Backend engineer, payments".' })
+  @Property({ type: 'string', length: 200, nullable: true })
+  headline?: string | null;
+
+  /** Normalised (trimmed, lower-case, deduplicated) so job matching compares like with like. */
+  @Field(() => [String], { description: 'Skills, lower-case and deduplicated.' })
+  @Property({ type: 'text[]' })
+  skills: string[] = [];
+
   @Field(() => JSONObjectResolver, { nullable: true, description: "The organisation's own fields: an object of strings, numbers and booleans." })
   @Property({ type: 'json', nullable: true })
   customFields?: Record<string, string | number | boolean | null> | null;
@@ -114,6 +130,12 @@ export class Member {
   /** Archived members leave every list; their finance records stay. */
   @Property({ type: 'datetime', nullable: true })
   deletedAt?: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'City, region and country, as far as known.' })
+  get location(): string | null {
+    const parts = [this.city, this.region, this.country].filter((part): part is string => !!part);
+    return parts.length ? parts.join(', ') : null;
+  }
 
   @Field(() => Boolean, { description: 'True for live-mode data, false for test-mode (sandbox) data.' })
   get livemode(): boolean {

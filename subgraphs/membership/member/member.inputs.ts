@@ -1,4 +1,4 @@
-import { IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
+import { ArrayMaxSize, IsEmail, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
 import { JSONObjectResolver } from 'graphql-scalars';
 import { LocalDateResolver } from '../../shared/scalars.js';
@@ -49,6 +49,17 @@ export class MemberProfileArgs {
   @IsOptional()
   @Matches(COUNTRY, { message: 'country must be an ISO 3166-1 alpha-2 code' })
   country?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'A one-line professional summary.' })
+  @IsOptional()
+  @Length(1, 200)
+  headline?: string | null;
+
+  @Field(() => [String], { nullable: true, description: 'Up to 50 skills of up to 60 characters; stored lower-case and deduplicated.' })
+  @IsOptional()
+  @ArrayMaxSize(50)
+  @Length(1, 60, { each: true })
+  skills?: string[] | null;
 
   @Field(() => JSONObjectResolver, { nullable: true, description: 'Up to 50 fields; values are strings, numbers, booleans or null.' })
   @IsOptional()

@@ -10,6 +10,7 @@ import { CategoryService } from '../category/category.service.js';
 import type { MemberCategory } from '../category/member-category.entity.js';
 import { InvoiceKind } from '../finance/invoice/invoice-status.js';
 import { InvoiceService } from '../finance/invoice/invoice.service.js';
+import { normalizeSkills } from '../../shared/match-score.js';
 import { Member } from './member.entity.js';
 import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError, RenewalOutOfRangeError } from './member.errors.js';
 import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
@@ -292,12 +293,14 @@ function withGrace(period: Period, category: MemberCategory | null): Period & { 
 
 /** The profile fields given; with `partial`, only those present (null clears). */
 function profileOf(args: MemberProfileArgs, partial = false): Partial<Member> {
-  const keys = ['phone', 'addressLine1', 'addressLine2', 'city', 'region', 'postalCode', 'country', 'customFields'] as const;
+  const keys = ['phone', 'addressLine1', 'addressLine2', 'city', 'region', 'postalCode', 'country', 'customFields', 'headline'] as const;
   const profile: Record<string, unknown> = {};
   for (const key of keys) {
     const value = args[key];
     if (partial && value === undefined) continue;
     profile[key] = key === 'country' && typeof value === 'string' ? value.toUpperCase() : (value ?? null);
   }
+  // Skills are never null: an absent list on create and a null on update both mean none.
+  if (!partial || args.skills !== undefined) profile.skills = normalizeSkills(args.skills);
   return profile as Partial<Member>;
 }

@@ -1,0 +1,24 @@
+import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
+
+/**
+ * Membership's MatchingMember as the marketplace knows it: the member's id and, through
+ * @requires, the profile fields the ranking of postings needs.
+ */
+@ObjectType('MatchingMember')
+@Directive('@key(fields: "id")')
+export class MatchingMemberType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => [String])
+  @Directive('@external')
+  skills?: string[];
+
+  @Field(() => String, { nullable: true })
+  @Directive('@external')
+  headline?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Directive('@external')
+  location?: string | null;
+}

@@ -1,0 +1,80 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../../shared/principal.js';
+import { DomainError } from '../../shared/errors.js';
+import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
+import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
+import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
+import { JobPosting } from '../job/job-posting.entity.js';
+import type { MatchingMemberType } from './matching-member.type.js';
+import type { PostingMatchPage } from './posting-match.types.js';
+
+interface RankedRow {
+  id: string;
+  rank: number;
+  score: number;
+}
+
+/**
+ * Open postings ranked for a member whose skills, headline and location came by federation
+ * (@requires). One statement: only open postings (closing date not passed) sharing a skill or a
+ * word with the member are considered (both indexed), ordered by the shared score formula.
+ */
+export class PostingMatchService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly principal: Principal,
+  ) {}
+
+  async rank(member: MatchingMemberType, args: { limit?: number | null; after?: string | null }): Promise<PostingMatchPage> {
+    const limit = args.limit ?? DEFAULT_PAGE_SIZE;
+    const offset = args.after ? decodeRankCursor(args.after) : 0;
+    if (offset === null) throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'after', reason: 'invalid_cursor' });
+    const offered = normalizeSkills(member.skills);
+    const rows = (await this.em.getConnection().execute(POSTING_RANKING_SQL, [
+      pgArrayLiteral(offered),
+      `${member.headline ?? ''} ${offered.join(' ')}`,
+      member.location ?? null,
+      this.principal.accountId,
+      this.principal.mode,
+      limit + 1,
+      offset,
+    ])) as RankedRow[];
+    const page = rows.slice(0, limit);
+    const postings = page.length ? await this.em.find(JobPosting, { id: { $in: page.map((row) => row.id) }, accountId: this.principal.accountId, mode: this.principal.mode }) : [];
+    const byId = new Map(postings.map((posting) => [posting.id, posting]));
+    const data = page.flatMap((row) => {
+      const posting = byId.get(row.id);
+      if (!posting) return [];
+      const explanation = explainMatch({
+        requiredSkills: posting.skills,
+        candidateSkills: offered,
+        textRank: Number(row.rank),
+        postingLocation: posting.location,
+        remote: posting.remote,
+        candidateLocation: member.location,
+      });
+      return [{ posting, ...explanation }];
+    });
+    const hasMore = rows.length > limit;
+    return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };
+  }
+}
+
+/** Open postings of one account and mode ranked for a member; parameters in the order `rank` passes them. */
+export const POSTING_RANKING_SQL = `
+with q as (
+  select ?::text[] as offered, ${anyTermQuerySql('?::text')} as query, ?::text as location
+), ranked as (
+  select p."id",
+    ts_rank(to_tsvector('english', p."title" || ' ' || p."description"), q.query) as rank,
+    p."skills" as required,
+    ${locationFitSql({ posting: 'p."location"', remote: 'p."remote"', candidate: 'q.location' })} as fit,
+    q.offered
+  from "marketplace"."job_posting" p, q
+  where p."account_id" = ? and p."mode" = ? and p."state" = 'open' and (p."closes_at" is null or p."closes_at" > now())
+    and (p."skills" && q.offered or to_tsvector('english', p."title" || ' ' || p."description") @@ q.query)
+)
+select "id", rank, ${scoreSql({ required: 'required', offered: 'offered', rank: 'rank', fit: 'fit' })} as score
+from ranked
+order by score desc, "id"
+limit ? offset ?`;

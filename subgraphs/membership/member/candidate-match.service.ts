@@ -1,0 +1,83 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../../shared/principal.js';
+import { DomainError } from '../../shared/errors.js';
+import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
+import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
+import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
+import { Member } from './member.entity.js';
+import type { CandidateMatchPage } from './candidate-match.types.js';
+import type { MatchingJobType } from './matching-job.type.js';
+
+interface RankedRow {
+  id: string;
+  rank: number;
+  score: number;
+}
+
+/**
+ * Members ranked for a job posting whose fields came by federation (@requires). The ranking is
+ * one statement over this account's members: only those sharing a skill or a word with the
+ * posting are considered (both indexed), ordered by the shared score formula.
+ */
+export class CandidateMatchService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly principal: Principal,
+  ) {}
+
+  async rank(posting: MatchingJobType, args: { limit?: number | null; after?: string | null }): Promise<CandidateMatchPage> {
+    const limit = args.limit ?? DEFAULT_PAGE_SIZE;
+    const offset = args.after ? decodeRankCursor(args.after) : 0;
+    if (offset === null) throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'after', reason: 'invalid_cursor' });
+    const required = normalizeSkills(posting.skills);
+    const rows = (await this.em.getConnection().execute(CANDIDATE_RANKING_SQL, [
+      pgArrayLiteral(required),
+      `${posting.title ?? ''} ${required.join(' ')}`,
+      posting.location ?? null,
+      posting.remote ?? false,
+      this.principal.accountId,
+      this.principal.mode,
+      limit + 1,
+      offset,
+    ])) as RankedRow[];
+    const page = rows.slice(0, limit);
+    const members = page.length ? await this.em.find(Member, { id: { $in: page.map((row) => row.id) }, accountId: this.principal.accountId, mode: this.principal.mode }) : [];
+    const byId = new Map(members.map((member) => [member.id, member]));
+    const data = page.flatMap((row) => {
+      const member = byId.get(row.id);
+      if (!member) return [];
+      const explanation = explainMatch({
+        requiredSkills: required,
+        candidateSkills: member.skills,
+        textRank: Number(row.rank),
+        postingLocation: posting.location,
+        remote: posting.remote ?? false,
+        candidateLocation: member.location,
+      });
+      return [{ member, job: { id: posting.id }, ...explanation }];
+    });
+    const hasMore = rows.length > limit;
+    return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };
+  }
+}
+
+const MEMBER_LOCATION = `nullif(concat_ws(', ', m."city", m."region", m."country"), '')`;
+
+/** Members of one account and mode ranked for a posting; parameters in the order `rank` passes them. */
+export const CANDIDATE_RANKING_SQL = `
+with q as (
+  select ?::text[] as required, ${anyTermQuerySql('?::text')} as query, ?::text as location, ?::boolean as remote
+), ranked as (
+  select m."id",
+    ts_rank(to_tsvector('english', coalesce(m."headline", '') || ' ' || array_to_string(m."skills", ' ')), q.query) as rank,
+    m."skills" as offered,
+    ${locationFitSql({ posting: 'q.location', remote: 'q.remote', candidate: MEMBER_LOCATION })} as fit,
+    q.required
+  from "membership"."member" m, q
+  where m."account_id" = ? and m."mode" = ? and m."deleted_at" is null
+    and (m."skills" && q.required or to_tsvector('english', coalesce(m."headline", '')) @@ q.query)
+)
+select "id", rank, ${scoreSql({ required: 'required', offered: 'offered', rank: 'rank', fit: 'fit' })} as score
+from ranked
+order by score desc, "id"
+limit ? offset ?`;

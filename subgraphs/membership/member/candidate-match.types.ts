@@ -1,0 +1,27 @@
+import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { MatchExplanationType } from '../../shared/match.types.js';
+import { Member } from './member.entity.js';
+import { MatchingJobType } from './matching-job.type.js';
+
+/** One member ranked for a job posting. */
+@ObjectType({ description: 'A member ranked for a job posting, with the score explained.' })
+export class CandidateMatch extends MatchExplanationType {
+  @Field(() => Member)
+  member!: Member;
+
+  @Field(() => MatchingJobType, { description: 'The posting the member was ranked for.' })
+  job!: Pick<MatchingJobType, 'id'>;
+}
+
+/** Members ranked for a posting, best first. */
+@ObjectType()
+export class CandidateMatchPage {
+  @Field(() => [CandidateMatch])
+  data!: CandidateMatch[];
+
+  @Field(() => Boolean)
+  hasMore!: boolean;
+
+  @Field(() => String, { nullable: true })
+  nextCursor!: string | null;
+}
