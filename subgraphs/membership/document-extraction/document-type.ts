@@ -55,7 +55,8 @@ export async function sniffDocumentType(head: Uint8Array, filename?: string): Pr
     const ext = BINARY_EXT[detected.mime];
     return ext ? { mime: detected.mime, ext } : null;
   }
-  if (!looksLikeText(bytes, head.length > SNIFF_BYTES)) return null;
+  // The head may be a prefix of a longer file, so a character cut at its end is forgiven.
+  if (!looksLikeText(bytes)) return null;
   const byName = TEXT_BY_EXTENSION[extensionOf(filename)];
   if (byName) return byName;
   return looksLikeHtml(bytes) ? { mime: 'text/html', ext: 'html' } : { mime: 'text/plain', ext: 'txt' };
