@@ -14,6 +14,8 @@ import type { RateLimits, RestBases } from '../platform/config.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
+import { documentRest } from '../rest-bridge/document-upload.js';
+import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/document-settings.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
 import { requestLogOptions } from '../platform/logger.js';
@@ -68,6 +70,8 @@ export interface EdgeOptions {
    * them directly; without them the mounts relay to the subgraph's URL.
    */
   localInference?: express.RequestHandler;
+  /** The document upload cap the edge applies before relaying (DOCUMENT_MAX_UPLOAD_BYTES). */
+  documents?: { maxUploadBytes: number };
 }
 
 export interface Edge {
@@ -170,6 +174,14 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   mount(
     bases.membership,
     guard(membershipInterface(rateLimits), [openApiPath(bases.membership)]),
+    // Document bytes stream to the membership subgraph: before the Idempotency-Key step, which buffers bodies.
+    documentRest({
+      basePath: bases.membership,
+      apollo,
+      subgraphUrl: options.subgraphUrls.membership,
+      internalSecret: options.internalSecret,
+      maxUploadBytes: options.documents?.maxUploadBytes ?? DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes,
+    }),
     idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat) }),
     // GET /finance/reports?format=csv: the same report as CSV; sofa answers JSON only.
     financeReportCsv({ basePath: bases.membership, apollo }),

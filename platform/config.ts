@@ -5,6 +5,7 @@ import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from './identity/identity.service
 import { connectableHost } from './net.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
+import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -74,6 +75,8 @@ export interface PlatformConfig {
   introspection: boolean;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
+  /** Documents: upload cap, duplicates, trash retention and the processing workers (subgraphs/membership/document/document-settings.ts). */
+  documents: DocumentSettings;
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -181,6 +184,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),
+    },
+    documents: {
+      maxUploadBytes: countFromEnv(env, 'DOCUMENT_MAX_UPLOAD_BYTES', DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes),
+      allowDuplicates: env.DOCUMENT_ALLOW_DUPLICATES === 'true',
+      trashRetentionDays: countFromEnv(env, 'DOCUMENT_TRASH_RETENTION_DAYS', DEFAULT_DOCUMENT_SETTINGS.trashRetentionDays),
+      workers: countFromEnv(env, 'DOCUMENT_WORKERS', DEFAULT_DOCUMENT_SETTINGS.workers),
+      timeLimitMs: countFromEnv(env, 'DOCUMENT_TIME_LIMIT_MS', DEFAULT_DOCUMENT_SETTINGS.timeLimitMs),
+      retries: countFromEnv(env, 'DOCUMENT_RETRIES', DEFAULT_DOCUMENT_SETTINGS.retries),
     },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };

@@ -9,6 +9,7 @@ import { openIdentityStore } from './identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { ChatWebhookWorker } from '../subgraphs/membership/webhook/chat-webhook.worker.js';
+import { createDocumentWorker } from '../subgraphs/membership/document/document-worker.factory.js';
 
 export interface RunningPlatform {
   graphqlUrl: string;
@@ -37,6 +38,7 @@ export async function startEdgeService(
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
     subscriptionLimits: config.subscriptions,
+    documents: config.documents,
   });
   try {
     return await listenEdge(edge, config.port, config.host);
@@ -63,20 +65,25 @@ export async function startSubgraphService(
     logger: child,
     pubsub,
     webhooks: config.webhooks,
+    documents: config.documents,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
+  // Documents are processed where they are stored; every instance works from the same queue.
+  const documentWorker = name === 'membership' ? createDocumentWorker(subgraph.orm, config.documents, child) : undefined;
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
     webhookWorker?.start();
+    documentWorker?.start();
     return {
       ...service,
       httpRoutes: subgraph.httpRoutes,
       stop: service.stop,
       close: async () => {
         await webhookWorker?.stop();
+        await documentWorker?.stop();
         await service.stop();
         await subgraph.close();
       },

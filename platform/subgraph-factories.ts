@@ -9,7 +9,7 @@ import type { PlatformConfig, SubgraphName } from './config.js';
 /** How to build each subgraph; the membership one also needs the key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
-  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>
+  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>
 > = {
   membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: createMarketplaceSubgraph,

@@ -29,6 +29,14 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
+  // Upload, download and the 202s of extract and classify are rest-bridge/document-upload.ts, before the bridge.
+  'Query.documents': { method: 'GET', path: '/documents' },
+  'Query.document': { method: 'GET', path: '/documents/:id', resource: 'document' },
+  'Query.documentExtraction': { method: 'GET', path: '/documents/:id/extract', resource: 'document' },
+  'Query.documentClassification': { method: 'GET', path: '/documents/:id/classify', resource: 'document' },
+  'Mutation.deleteDocument': { method: 'DELETE', path: '/documents/:id' },
+  'Mutation.restoreDocument': { method: 'POST', path: '/documents/:id/restore' },
+  'Mutation.setDocumentCategory': { method: 'PUT', path: '/documents/:id/category' },
   'Query.jobMatches': { method: 'GET', path: '/jobs/match' },
   'Mutation.applyToJob': { method: 'POST', path: '/jobs/:id/apply', responseStatus: 201 },
   'Query.jobApplicants': { method: 'GET', path: '/jobs/:id/applicants', resource: 'job posting' },
@@ -45,7 +53,7 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'JobMatchSearch.member', 'JobMatchSearch.job', 'MatchingJob.posting', 'MatchingMember.member', 'PostingMatch.posting', 'CandidateMatch.member'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'JobMatchSearch.member', 'JobMatchSearch.job', 'MatchingJob.posting', 'MatchingMember.member', 'PostingMatch.posting', 'CandidateMatch.member', 'DocumentPage.data'];
 
 /**
  * Fields left out of the REST representations: a member's job postings live in another subgraph,

@@ -21,20 +21,39 @@ import { ReportResolver } from './finance/report/report.resolver.js';
 import { AuditResolver } from './audit/audit.resolver.js';
 import { EventResolver } from './event/event.resolver.js';
 import { AttendeeResolver } from './event/attendee.resolver.js';
+import { DocumentResolver } from './document/document.resolver.js';
+import { documentReference } from './document/document.reference.js';
+import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from './document/document-settings.js';
+import type { DocumentContext } from './document/document-context.js';
+import type { DocumentClassifier } from './document/document-pipeline.js';
+import { PostgresDocumentStorage } from './document/postgres-document-storage.js';
+import { createDocumentRoutes } from './document/document.routes.js';
+import { defaultDocumentClassifier } from './document/document-worker.factory.js';
 
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver],
-  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference },
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver, DocumentResolver],
+  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference },
   servesKinds: ['live', 'test'],
 };
 
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
-export function createMembershipSubgraph(
-  options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings },
-): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext>> {
+export async function createMembershipSubgraph(
+  options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier },
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext>> {
   const withKeys = withKeyStore(options.identityOrm, { maxActiveKeysPerAccount: options.maxActiveKeysPerAccount });
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-  return createSubgraph(membershipParts, options, (base) => ({ ...withKeys(base), webhookSettings }));
+  const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
+  const documentClassifier = options.documentClassifier ?? defaultDocumentClassifier();
+  const subgraph = await createSubgraph(membershipParts, options, (base) => ({
+    ...withKeys(base),
+    webhookSettings,
+    documentSettings,
+    documentStorage: new PostgresDocumentStorage(base.em),
+    documentClassifier,
+  }));
+  // Document bytes in and out: streamed, so not through GraphQL (the edge relays these routes).
+  subgraph.httpRoutes = createDocumentRoutes({ em: subgraph.orm.em, settings: documentSettings, storage: (em) => new PostgresDocumentStorage(em), logger: options.logger });
+  return subgraph;
 }

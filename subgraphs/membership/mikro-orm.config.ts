@@ -22,11 +22,13 @@ import { Migration20261122041000Webhooks } from './migrations/Migration202611220
 import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
 import { Migration20261122033000Events } from './migrations/Migration20261122033000Events.js';
 import { Migration20261123001100MemberSkills } from './migrations/Migration20261123001100MemberSkills.js';
+import { Document } from './document/document.entity.js';
+import { Migration20261123003000Documents } from './migrations/Migration20261123003000Documents.js';
 
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },
@@ -36,5 +38,6 @@ export const membershipOrmOptions = {
     { name: 'Migration20261122032000Audit', class: Migration20261122032000Audit },
     { name: 'Migration20261122041000Webhooks', class: Migration20261122041000Webhooks },
     { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
+    { name: 'Migration20261123003000Documents', class: Migration20261123003000Documents },
   ],
 };
