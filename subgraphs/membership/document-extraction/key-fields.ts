@@ -39,7 +39,7 @@ export function findDates(text: string, page = 1): KeyField[] {
   };
   const rules: [RegExp, (m: RegExpExecArray) => string | null][] = [
     [/(?<![\d./-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\d-])/g, (m) => isoDate(+m[1], +m[2], +m[3])],
-    [/(?<![\d./-])(\d{1,2})[.-](\d{1,2})[.-](\d{4})(?![\d.-]\d)/g, (m) => isoDate(+m[3], +m[2], +m[1])],
+    [/(?<![\d./-])(\d{1,2})[.-](\d{1,2})[.-](\d{4})(?!\d)(?![.-]\d)/g, (m) => isoDate(+m[3], +m[2], +m[1])],
     [
       /(?<![\d./-])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\d/])/g,
       (m) => {
@@ -62,7 +62,7 @@ const CURRENCY_CODES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY', 'CAD', 'AUD', 'SEK', 
 const SYMBOL = '(?:US\\$|€|\\$|£|¥|SFr\\.|Fr\\.)';
 const CODE = `(?:${CURRENCY_CODES.join('|')})`;
 // Grouped thousands (1.234.567,89 / 1,234.56 / 1 234,56 / 1'234.56) or a plain number with up to 2 decimals.
-const NUMBER = "(?:\\d{1,3}(?:[.,'\\u00a0\\u202f ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?)";
+const NUMBER = "(?:\\d{1,3}(?:[.,'\\u2019\\u00a0\\u202f ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?)";
 
 function currencyOf(token: string): string {
   const upper = token.toUpperCase();
@@ -75,7 +75,7 @@ function currencyOf(token: string): string {
  * anything else groups thousands ("1.234" is 1234, "12,5" is 12.5).
  */
 export function normalizeAmount(written: string): string | null {
-  const compact = written.replace(/[\s'\u00a0\u202f]/g, '');
+  const compact = written.replace(/[\s'\u2019\u00a0\u202f]/g, '');
   const lastDot = compact.lastIndexOf('.');
   const lastComma = compact.lastIndexOf(',');
   let integer = compact;
@@ -102,7 +102,7 @@ export function normalizeAmount(written: string): string | null {
 export function findAmounts(text: string, page = 1): KeyField[] {
   const found: KeyField[] = [];
   const before = new RegExp(`(?<![\\p{L}\\d])(${SYMBOL}|${CODE})\\s?(${NUMBER})(?![\\d])`, 'gu');
-  const after = new RegExp(`(?<![\\d.,'])(${NUMBER})\\s?(${SYMBOL}|${CODE})(?![\\p{L}])`, 'gu');
+  const after = new RegExp(`(?<![\\d.,'\\u2019])(${NUMBER})\\s?(${SYMBOL}|${CODE})(?![\\p{L}])`, 'gu');
   const taken: [number, number][] = [];
   for (const match of text.matchAll(before)) {
     const normalized = normalizeAmount(match[2]);
