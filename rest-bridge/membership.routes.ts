@@ -47,6 +47,26 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.rejectJobApplication': { method: 'POST', path: '/job-applications/:id/reject' },
   'Mutation.hireJobApplication': { method: 'POST', path: '/job-applications/:id/hire' },
   'Mutation.withdrawJobApplication': { method: 'POST', path: '/job-applications/:id/withdraw' },
+  // Tenders, vendors, sealed bids and awards (marketplace subgraph).
+  'Query.tenders': { method: 'GET', path: '/tenders' },
+  'Query.tender': { method: 'GET', path: '/tenders/:id', resource: 'tender' },
+  'Mutation.createTender': { method: 'POST', path: '/tenders', responseStatus: 201 },
+  'Mutation.updateTender': { method: 'PUT', path: '/tenders/:id' },
+  'Mutation.publishTender': { method: 'POST', path: '/tenders/:id/publish' },
+  'Mutation.cancelTender': { method: 'POST', path: '/tenders/:id/cancel' },
+  'Mutation.completeTender': { method: 'POST', path: '/tenders/:id/complete' },
+  'Mutation.placeBid': { method: 'POST', path: '/tenders/:id/bid', responseStatus: 201 },
+  'Query.tenderBids': { method: 'GET', path: '/tenders/:id/bids' },
+  'Mutation.awardTender': { method: 'PUT', path: '/tenders/:id/award' },
+  'Mutation.cancelAward': { method: 'POST', path: '/tenders/:id/award/cancel' },
+  'Query.bid': { method: 'GET', path: '/bids/:id', resource: 'bid' },
+  'Mutation.amendBid': { method: 'PUT', path: '/bids/:id' },
+  'Mutation.withdrawBid': { method: 'POST', path: '/bids/:id/withdraw' },
+  'Mutation.confirmBid': { method: 'POST', path: '/bids/:id/confirm' },
+  'Query.bidReceipt': { method: 'GET', path: '/bid-receipts/:id', resource: 'bid receipt' },
+  'Query.vendors': { method: 'GET', path: '/vendors' },
+  'Query.vendor': { method: 'GET', path: '/vendors/:id', resource: 'vendor' },
+  'Mutation.registerVendor': { method: 'POST', path: '/vendors', responseStatus: 201 },
 };
 
 /**
@@ -54,6 +74,9 @@ export const membershipRoutes: BridgeRoutes = {
  * and a job's poster, whose name a job board shows.
  */
 export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'JobMatchSearch.member', 'JobMatchSearch.job', 'MatchingJob.posting', 'MatchingMember.member', 'PostingMatch.posting', 'CandidateMatch.member', 'DocumentPage.data'];
+
+// Tenders: page items, lots, awards, receipts and a placed bid's parts are shown whole.
+membershipExpanded.push('TenderPage.data', 'Tender.lots', 'Tender.awards', 'VendorPage.data', 'BidPage.data', 'Bid.receipts', 'BidWithReceipt.bid', 'BidWithReceipt.receipt', 'BidReceiptVerification.receipt');
 
 /**
  * Fields left out of the REST representations: a member's job postings live in another subgraph,

@@ -4,6 +4,13 @@ import { JobPostingResolver } from './job/job-posting.resolver.js';
 import { MemberJobsResolver } from './member/member-jobs.resolver.js';
 import { memberReference } from './member/member.reference.js';
 import { marketplaceOrmOptions } from './mikro-orm.config.js';
+import { AwardResolver } from './award/award.resolver.js';
+import { bidReference } from './bid/bid.reference.js';
+import { BidResolver } from './bid/bid.resolver.js';
+import { tenderReference } from './tender/tender.reference.js';
+import { TenderResolver } from './tender/tender.resolver.js';
+import { vendorReference } from './vendor/vendor.reference.js';
+import { VendorResolver } from './vendor/vendor.resolver.js';
 import { JobApplicationResolver } from './application/job-application.resolver.js';
 import { jobApplicationReference } from './application/job-application.reference.js';
 import { JobMatchResolver, MemberJobMatchesResolver } from './match/job-match.resolver.js';
@@ -13,9 +20,11 @@ import { matchingMemberReference } from './match/matching-member.reference.js';
 export const marketplaceParts: SubgraphParts = {
   name: 'marketplace',
   orm: marketplaceOrmOptions,
-  resolvers: [JobPostingResolver, MemberJobsResolver, JobApplicationResolver, JobMatchResolver, MemberJobMatchesResolver],
-  references: { JobPosting: jobPostingReference, Member: memberReference, JobApplication: jobApplicationReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference },
+  resolvers: [JobPostingResolver, MemberJobsResolver, JobApplicationResolver, JobMatchResolver, MemberJobMatchesResolver, TenderResolver, VendorResolver, BidResolver, AwardResolver],
+  references: { JobPosting: jobPostingReference, Member: memberReference, JobApplication: jobApplicationReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Tender: tenderReference, Vendor: vendorReference, Bid: bidReference },
   servesKinds: ['live', 'test'],
+  // Vendor qualification is the platform operator's: that one mutation takes admin keys, and only it.
+  kindsByField: { 'Mutation.qualifyVendor': ['admin'] },
 };
 
 /** Builds the marketplace subgraph (job postings; tenders come later) and migrates its schema. */

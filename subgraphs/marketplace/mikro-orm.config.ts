@@ -1,4 +1,10 @@
 import { MarketplaceAudit } from './audit/marketplace-audit.entity.js';
+import { Award } from './award/award.entity.js';
+import { BidReceipt } from './bid/bid-receipt.entity.js';
+import { Bid } from './bid/bid.entity.js';
+import { Migration20261123002000Tenders } from './migrations/Migration20261123002000Tenders.js';
+import { Tender } from './tender/tender.entity.js';
+import { Vendor } from './vendor/vendor.entity.js';
 import { JobPosting } from './job/job-posting.entity.js';
 import { JobApplication } from './application/job-application.entity.js';
 import { Migration20261123001200JobPostingLifecycle } from './migrations/Migration20261123001200JobPostingLifecycle.js';
@@ -9,11 +15,12 @@ import { Migration20261123001000MarketplaceAudit } from './migrations/Migration2
 /** The marketplace subgraph's ORM: its entities and migrations, in the `marketplace` schema. */
 export const marketplaceOrmOptions = {
   schema: 'marketplace',
-  entities: [JobPosting, MarketplaceAudit, JobApplication],
+  entities: [JobPosting, MarketplaceAudit, JobApplication, Tender, Vendor, Bid, BidReceipt, Award],
   migrations: [
     { name: 'Migration20261122000200JobPostings', class: Migration20261122000200JobPostings },
     { name: 'Migration20261123001000MarketplaceAudit', class: Migration20261123001000MarketplaceAudit },
     { name: 'Migration20261123001200JobPostingLifecycle', class: Migration20261123001200JobPostingLifecycle },
     { name: 'Migration20261123001300JobApplications', class: Migration20261123001300JobApplications },
+    { name: 'Migration20261123002000Tenders', class: Migration20261123002000Tenders },
   ],
 };

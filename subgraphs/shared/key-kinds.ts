@@ -26,26 +26,32 @@ export class WrongKeyKindError extends DomainError {
  * Makes every root Query, Mutation and Subscription field of `schema` refuse a principal whose
  * key kind is not in `serves`, whatever the edge let through (defence in depth). Subscriptions
  * are checked once, when they start: an operation's principal cannot change while it runs.
+ * `byField` names root fields (`Mutation.qualifyVendor`) served to other kinds than the rest.
  * Changes `schema` in place and returns it.
  */
-export function enforceKeyKinds(schema: GraphQLSchema, subgraph: string, serves: readonly KeyKind[]): GraphQLSchema {
-  const check = (context: unknown): void => {
+export function enforceKeyKinds(
+  schema: GraphQLSchema,
+  subgraph: string,
+  serves: readonly KeyKind[],
+  byField: Readonly<Record<string, readonly KeyKind[]>> = {},
+): GraphQLSchema {
+  const check = (context: unknown, kinds: readonly KeyKind[]): void => {
     const kind = (context as Partial<SubgraphContext> | undefined)?.principal?.kind;
-    if (!kind || !serves.includes(kind)) throw new WrongKeyKindError(kind, subgraph, serves);
+    if (!kind || !kinds.includes(kind)) throw new WrongKeyKindError(kind, subgraph, kinds);
   };
-  const guarded = (inner: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> =>
+  const guarded = (inner: GraphQLFieldResolver<unknown, unknown>, kinds: readonly KeyKind[]): GraphQLFieldResolver<unknown, unknown> =>
     (source, args, context, info) => {
-      check(context);
+      check(context, kinds);
       return inner(source, args, context, info);
     };
   for (const root of [schema.getQueryType(), schema.getMutationType()]) {
     for (const field of Object.values(root?.getFields() ?? {})) {
       if (FEDERATION_FIELDS.has(field.name)) continue;
-      field.resolve = guarded(field.resolve ?? defaultFieldResolver);
+      field.resolve = guarded(field.resolve ?? defaultFieldResolver, byField[`${root!.name}.${field.name}`] ?? serves);
     }
   }
   for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {})) {
-    field.subscribe = guarded(field.subscribe ?? defaultFieldResolver);
+    field.subscribe = guarded(field.subscribe ?? defaultFieldResolver, byField[`Subscription.${field.name}`] ?? serves);
   }
   return schema;
 }

@@ -102,11 +102,13 @@ export interface SubgraphParts {
    * refuses any other kind with FORBIDDEN, whatever the edge let through.
    */
   servesKinds: readonly KeyKind[];
+  /** Root fields (`Mutation.qualifyVendor`) served to other kinds than `servesKinds`, e.g. one admin-only operation. */
+  kindsByField?: Readonly<Record<string, readonly KeyKind[]>>;
 }
 
 /** The subgraph's federated schema alone, with no database (for composition), its root fields guarded by key kind. */
 export async function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
-  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers }, parts.references), parts.name, parts.servesKinds);
+  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers }, parts.references), parts.name, parts.servesKinds, parts.kindsByField);
 }
 
 /**

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { OptionalProps } from '@mikro-orm/core';
+import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { DateTimeResolver } from '../../shared/scalars.js';
+import { Directive, Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
+import type { Mode } from '../../shared/principal.js';
+import { Value } from '../tender/tender.types.js';
+import { BidStatus } from './bid-status.js';
+
+/**
+ * A sealed bid of a vendor on a tender (or one of its lots). The row carries the vendor's account
+ * and mode; who may read it is decided by BidService alone (bids are sealed while the tender is
+ * active). At most one bid that is not withdrawn per tender, vendor and lot (a partial unique index).
+ */
+@ObjectType({ description: 'A sealed bid. Readable by its vendor; by the buyer only after the deadline.' })
+@Directive('@key(fields: "id")')
+@Entity({ tableName: 'bid' })
+@Index({ name: 'bid_tender_created_index', properties: ['tenderId', 'createdAt', 'id'] })
+export class Bid {
+  [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status' | 'version' | 'value' | 'lotId';
+
+  @Field(() => ID)
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  /** The vendor's account. */
+  @Property({ type: 'uuid' })
+  accountId!: string;
+
+  @Property({ type: 'string', length: 4 })
+  mode!: Mode;
+
+  @Field(() => ID)
+  @Property({ type: 'uuid' })
+  tenderId!: string;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  lotId?: string | null;
+
+  @Field(() => ID)
+  @Property({ type: 'uuid' })
+  vendorId!: string;
+
+  @Property({ type: 'decimal', precision: 18, scale: 2 })
+  amount!: string;
+
+  @Property({ type: 'string', length: 3 })
+  currency!: string;
+
+  @Field(() => [ID])
+  @Property({ type: 'json' })
+  documents!: string[];
+
+  @Field(() => [String], { description: 'Answers to the quality criteria, in the order of the tender.' })
+  @Property({ type: 'json' })
+  qualityAnswers!: string[];
+
+  @Field(() => BidStatus)
+  @Property({ type: 'string', length: 16 })
+  status: BidStatus = BidStatus.ACTIVE;
+
+  /** The tender's termsVersion this bid was placed or last confirmed under. */
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  termsVersion!: number;
+
+  /** Raised by each amendment; every version has its receipt. */
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  version: number = 1;
+
+  @Field(() => DateTimeResolver)
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Field(() => DateTimeResolver)
+  @Property({ type: 'datetime' })
+  updatedAt: Date = new Date();
+
+  @Field(() => Boolean)
+  get livemode(): boolean {
+    return this.mode === 'live';
+  }
+
+  @Field(() => Value)
+  get value(): Value {
+    return { amount: Number(this.amount), currency: this.currency };
+  }
+}

@@ -1,0 +1,74 @@
+import DataLoader from 'dataloader';
+import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
+import { loaderFor, type SubgraphContext } from '../../shared/context.js';
+import { Award } from '../award/award.entity.js';
+import { AwardService } from '../award/award.service.js';
+import { bidCounts } from '../bid/bid.service.js';
+import { Tender } from './tender.entity.js';
+import { CancelTenderArgs, CreateTenderArgs, TendersArgs, UpdateTenderArgs } from './tender.inputs.js';
+import { TenderPage } from './tender-page.js';
+import { TenderService } from './tender.service.js';
+
+const service = (ctx: SubgraphContext) => new TenderService(ctx.em, ctx.principal);
+
+@Resolver(() => Tender)
+export class TenderResolver {
+  @Query(() => TenderPage, { description: "Tenders of this mode: the caller's own in every status, others' once published; newest first." })
+  tenders(@Args(() => TendersArgs) args: TendersArgs, @Ctx() ctx: SubgraphContext): Promise<TenderPage> {
+    return service(ctx).list(args);
+  }
+
+  @Query(() => Tender, { nullable: true })
+  tender(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Tender | null> {
+    return service(ctx).find(id);
+  }
+
+  @Mutation(() => Tender, { description: 'Creates a tender as a draft (or published at once with publish: true).' })
+  createTender(@Args(() => CreateTenderArgs) args: CreateTenderArgs, @Ctx() ctx: SubgraphContext): Promise<Tender> {
+    return service(ctx).create(args);
+  }
+
+  @Mutation(() => Tender, { description: 'Changes a draft, or the terms of an active tender: bids placed under the old terms become INVALID until confirmed.' })
+  updateTender(@Args(() => UpdateTenderArgs) args: UpdateTenderArgs, @Ctx() ctx: SubgraphContext): Promise<Tender> {
+    return service(ctx).update(args);
+  }
+
+  @Mutation(() => Tender, { description: 'Publishes a draft: ACTIVE, open for bids until tenderPeriod.endDate.' })
+  publishTender(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Tender> {
+    return service(ctx).publish(id);
+  }
+
+  @Mutation(() => Tender, { description: 'Cancels a tender that is not complete, with a reason.' })
+  cancelTender(@Args(() => CancelTenderArgs) args: CancelTenderArgs, @Ctx() ctx: SubgraphContext): Promise<Tender> {
+    return service(ctx).cancel(args);
+  }
+
+  @Mutation(() => Tender, { description: 'The contracts are signed: an AWARDED tender whose awards are all active becomes COMPLETE.' })
+  completeTender(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Tender> {
+    return new AwardService(ctx.em, ctx.principal).complete(id);
+  }
+
+  @FieldResolver(() => Int, { description: 'Bids placed and not withdrawn: a count only, never amounts or vendors.' })
+  bidCount(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): Promise<number> {
+    return loaderFor(ctx, 'tender.bidCount', () => new DataLoader<string, number>((ids) => bidCounts(ctx.em, ids))).load(tender.id);
+  }
+
+  @FieldResolver(() => [Award], { description: 'The awards (cancelled ones included), published once the tender period is over; empty before.' })
+  awards(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): Promise<Award[]> {
+    return loaderFor(
+      ctx,
+      'tender.awards',
+      () => new DataLoader<Tender, Award[], string>((tenders) => new AwardService(ctx.em, ctx.principal).ofTenders(tenders), { cacheKeyFn: (t) => t.id }),
+    ).load(tender);
+  }
+
+  @FieldResolver(() => Boolean, { description: 'Whether the caller is the buyer.' })
+  isBuyer(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): boolean {
+    return service(ctx).isBuyer(tender);
+  }
+
+  @FieldResolver(() => [ID], { nullable: true, description: 'SELECTIVE: the invited vendor ids, shown to the buyer only.' })
+  invitedVendorIds(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): string[] | null {
+    return service(ctx).isBuyer(tender) ? tender.invitedVendorIds : null;
+  }
+}
