@@ -331,3 +331,48 @@ describe('GraphQL uploads', () => {
     expect(refused.errors?.[0].extensions).toMatchObject({ reason: 'unsupported_document_type' });
   });
 });
+
+describe('GET /documents/:id/classify and PUT /documents/:id/category', () => {
+  interface ClassificationBody {
+    id: string;
+    status: string;
+    category: string | null;
+    source: string | null;
+    suggested: string | null;
+    layer: string | null;
+    confidence: number | null;
+    runnersUp: { category: string; confidence: number }[];
+    categoriesVersion: number | null;
+    computedAt: string | null;
+  }
+
+  it('answers 202 until ready, then the stored result; a correction is kept; changed categories are classified again', async () => {
+    const key = await freshKey();
+    const created = await body<DocumentBody>(await multipart(key, Buffer.from('Invoice INV-77 for consulting services. Total due EUR 1.200,00. ' + Date.now()), 'bill.txt'), 201);
+    const early = await platform.request(`/api/v1/documents/${created.id}/classify`, { key });
+    if (early.status === 202) expect(await early.json()).toMatchObject({ id: created.id });
+    else await early.text();
+    await body(await settled(key, created.id), 200);
+
+    const stored = await body<ClassificationBody>(await platform.request(`/api/v1/documents/${created.id}/classify`, { key }), 200);
+    expect(stored).toMatchObject({ id: created.id, status: 'READY', categoriesVersion: expect.any(Number) });
+    expect(['rule', 'classifier', 'zero-shot', 'none']).toContain(stored.layer);
+    expect(stored.computedAt).not.toBeNull();
+    // Asked again with nothing changed: the same stored answer, not a new computation.
+    const again = await body<ClassificationBody>(await platform.request(`/api/v1/documents/${created.id}/classify`, { key }), 200);
+    expect(again.computedAt).toBe(stored.computedAt);
+
+    const corrected = await body<DocumentBody>(await platform.request(`/api/v1/documents/${created.id}/category`, { method: 'PUT', key, json: { category: 'Receipt' } }), 200);
+    expect(corrected).toMatchObject({ category: 'receipt', categorySource: 'user' });
+    await expectError(await platform.request(`/api/v1/documents/${created.id}/category`, { method: 'PUT', key, json: { category: 'nonsense' } }), 400, 'unknown_document_category');
+
+    // A new category moves the account's categories version: the next GET classifies again.
+    const newCategory = await platform.request('/graphql', { method: 'POST', key, json: { query: 'mutation { createDocumentCategory(name: "Consulting") { id } }' } });
+    expect((await body<{ errors?: unknown }>(newCategory, 200)).errors).toBeUndefined();
+    const recomputed = await body<ClassificationBody>(await platform.request(`/api/v1/documents/${created.id}/classify`, { key }), 200);
+    expect(recomputed.categoriesVersion).toBeGreaterThan(stored.categoriesVersion!);
+    expect(recomputed.computedAt).not.toBe(stored.computedAt);
+    // The user's correction stays in force whatever the classifier now says.
+    expect(recomputed).toMatchObject({ category: 'receipt', source: 'user' });
+  });
+});

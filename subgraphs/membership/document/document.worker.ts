@@ -151,6 +151,10 @@ export class DocumentWorker {
     });
     try {
       return await Promise.race([run(controller.signal), limit]);
+    } catch (error) {
+      // An extractor that heeds the signal rejects with its own error first: the limit is the cause.
+      if (controller.signal.aborted) throw new TimeLimitError();
+      throw error;
     } finally {
       clearTimeout(timer);
     }
