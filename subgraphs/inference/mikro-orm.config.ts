@@ -6,16 +6,20 @@ import { Migration20261123000500ConfiguredProviders } from './migrations/Migrati
 import { Migration20261123000900UsageAnalytics } from './migrations/Migration20261123000900UsageAnalytics.js';
 import { Migration20261123001000UsageHours } from './migrations/Migration20261123001000UsageHours.js';
 import { UsageHour } from './analytics/usage-hour.entity.js';
+import { UsageLatencyDay } from './analytics/usage-latency-day.entity.js';
+import { UsageLatencyHour } from './analytics/usage-latency-hour.entity.js';
+import { Migration20261123001100UsageLatencyHistograms } from './migrations/Migration20261123001100UsageLatencyHistograms.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
   schema: 'inference',
-  entities: [Provider, UsageRecord, UsageHour],
+  entities: [Provider, UsageRecord, UsageHour, UsageLatencyHour, UsageLatencyDay],
   migrations: [
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
     { name: 'Migration20261123000500ConfiguredProviders', class: Migration20261123000500ConfiguredProviders },
     { name: 'Migration20261123000900UsageAnalytics', class: Migration20261123000900UsageAnalytics },
     { name: 'Migration20261123001000UsageHours', class: Migration20261123001000UsageHours },
+    { name: 'Migration20261123001100UsageLatencyHistograms', class: Migration20261123001100UsageLatencyHistograms },
   ],
 };

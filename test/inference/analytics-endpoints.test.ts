@@ -81,9 +81,9 @@ describe('GET /v1/analytics', () => {
     expect(body).toMatchObject({ object: 'analytics', from: FROM, to: TO, filters: { provider: null, model: null, interface: null } });
     expect(body.usage.bucket).toBe('hour');
     expect(body.usage.data).toEqual([
-      { bucket_start: '2026-06-01T10:00:00.000Z', provider: 'provider_a', model: 'ocr-eng', interface: 'gateway', calls: 3, prompt_tokens: 6, completion_tokens: 30, total_tokens: 36, errors: 0, error_rate: 0 },
-      { bucket_start: '2026-06-01T10:00:00.000Z', provider: 'provider_a', model: 'ocr-eng', interface: 'service_t', calls: 1, prompt_tokens: 2, completion_tokens: 10, total_tokens: 12, errors: 0, error_rate: 0 },
-      { bucket_start: '2026-06-01T11:00:00.000Z', provider: 'provider_b', model: 'ocr-eng', interface: 'gateway', calls: 1, prompt_tokens: 2, completion_tokens: 0, total_tokens: 2, errors: 1, error_rate: 1 },
+      { bucket_start: '2026-06-01T10:00:00.000Z', provider: 'provider_a', model: 'ocr-eng', interface: 'gateway', calls: 3, prompt_tokens: 6, completion_tokens: 30, total_tokens: 36, images: 0, errors: 0, error_rate: 0 },
+      { bucket_start: '2026-06-01T10:00:00.000Z', provider: 'provider_a', model: 'ocr-eng', interface: 'service_t', calls: 1, prompt_tokens: 2, completion_tokens: 10, total_tokens: 12, images: 0, errors: 0, error_rate: 0 },
+      { bucket_start: '2026-06-01T11:00:00.000Z', provider: 'provider_b', model: 'ocr-eng', interface: 'gateway', calls: 1, prompt_tokens: 2, completion_tokens: 0, total_tokens: 2, images: 0, errors: 1, error_rate: 1 },
     ]);
     expect(body.performance.data).toEqual([
       {
@@ -121,6 +121,7 @@ describe('GET /v1/analytics', () => {
       model: 'ocr-eng',
       prompt_tokens: 2,
       completion_tokens: 0,
+      images: 0,
       total_tokens: 2,
       latency_ms: 50,
       time_to_first_token_ms: null,

@@ -224,8 +224,8 @@ describe('provider_d over a loopback WebUI: client disconnects, parallel limits,
     for (const answer of await Promise.all([...held, elsewhere])) expect(answer.status).toBe(200);
   });
 
-  it('records an image call: interface, provider_d, the checkpoint as model, status 200', async () => {
-    const gateway = await post('/inference/gateway/v1/images/generations', { prompt: 'a usage row', size: '64x64', provider: 'provider_d', model: 'sd_xl_base_1.0' });
+  it('records an image call: interface, provider_d, the checkpoint as model, status 200, the images returned', async () => {
+    const gateway = await post('/inference/gateway/v1/images/generations', { prompt: 'a usage row', size: '64x64', provider: 'provider_d', model: 'sd_xl_base_1.0', n: 2 });
     expect(gateway.status).toBe(200);
     await gateway.body?.cancel();
     const serviceI = await post('/inference/image/v1/txt2img', { ...TINY, sd_model_checkpoint: 'v1-5-pruned-emaonly' }, { key: imageKey });
@@ -234,10 +234,10 @@ describe('provider_d over a loopback WebUI: client disconnects, parallel limits,
 
     const rowOf = (where: string) => waitFor(`the usage row where ${where}`, async () => (await db.query(`select * from inference.usage_record where ${where}`)).rows[0] as Record<string, unknown> | undefined);
     const fromGateway = await rowOf(`interface = 'gateway' and model = 'sd_xl_base_1.0'`);
-    expect(fromGateway).toMatchObject({ provider: 'provider_d', model: 'sd_xl_base_1.0', status: 200, error_code: null, key_id: null, prompt_tokens: 0, completion_tokens: 0 });
+    expect(fromGateway).toMatchObject({ provider: 'provider_d', model: 'sd_xl_base_1.0', status: 200, error_code: null, key_id: null, prompt_tokens: 0, completion_tokens: 0, images: 2 });
     expect(fromGateway.client_address).toBeTruthy();
     const fromServiceI = await rowOf(`interface = 'service_i' and model = 'v1-5-pruned-emaonly' and status = 200`);
-    expect(fromServiceI).toMatchObject({ provider: 'provider_d', status: 200, client_address: null });
+    expect(fromServiceI).toMatchObject({ provider: 'provider_d', status: 200, client_address: null, images: 1 });
     expect(fromServiceI.key_id).toBeTruthy();
   });
 

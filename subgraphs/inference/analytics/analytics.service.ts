@@ -8,6 +8,7 @@ import type { UsageRecordPage } from '../usage/usage-record-page.js';
 import { checkedWindow } from '../usage/usage.service.js';
 import { AnalyticsBucket, checkedBucket } from './analytics-bucket.js';
 import type { AnalyticsScope } from './analytics-scope.js';
+import { histogramPercentiles, latencyBucketSql, type Histogram } from './latency-histogram.js';
 import type { ModelPerformance } from './model-performance.js';
 import type { UsageStatistic } from './usage-statistic.js';
 import type { UsageStatistics } from './usage-statistics.js';
@@ -40,6 +41,50 @@ const UTC_ORIGIN = "timestamptz '2000-01-01 00:00:00+00'";
 
 const ratio = (part: number, whole: number) => (whole ? part / whole : 0);
 
+/** Ranges with more calls than this get performance from the histograms (within 1%), fewer the exact percentiles. */
+export const DEFAULT_EXACT_PERCENTILE_LIMIT = 100_000;
+
+const DAY_MS = 24 * HOUR_MS;
+
+/** The whole UTC hours [firstHour, lastHour) of a range and the whole UTC days [firstDay, lastDay) inside them. */
+interface WholeSpans {
+  firstHour: Date;
+  lastHour: Date;
+  firstDay: Date;
+  lastDay: Date;
+}
+
+function wholeSpans(from: Date, to: Date): WholeSpans {
+  const firstHour = Math.ceil(from.getTime() / HOUR_MS) * HOUR_MS;
+  const lastHour = Math.max(firstHour, Math.floor(to.getTime() / HOUR_MS) * HOUR_MS);
+  let firstDay = Math.ceil(firstHour / DAY_MS) * DAY_MS;
+  let lastDay = Math.floor(lastHour / DAY_MS) * DAY_MS;
+  // No whole day: the hours cover it all, from the first edge's hours.
+  if (firstDay >= lastDay) firstDay = lastDay = lastHour;
+  return { firstHour: new Date(firstHour), lastHour: new Date(lastHour), firstDay: new Date(firstDay), lastDay: new Date(lastDay) };
+}
+
+/** A performance entry from a row of sums (calls, succeeded, server_errors, tokens, token_ms) and its percentiles. */
+function performanceOf(row: Row, latencyP50Ms: number | null, latencyP95Ms: number | null, timeToFirstTokenP50Ms: number | null): ModelPerformance {
+  const calls = Number(row.calls);
+  const serverErrors = Number(row.server_errors);
+  const tokens = Number(row.tokens ?? 0);
+  const tokenMs = Number(row.token_ms ?? 0);
+  return {
+    provider: row.provider as string,
+    model: row.model as string,
+    calls,
+    succeeded: Number(row.succeeded),
+    serverErrors,
+    errorRate: ratio(serverErrors, calls),
+    latencyP50Ms,
+    latencyP95Ms,
+    timeToFirstTokenP50Ms,
+    // A call of 0 ms that produced tokens (a cached answer) would divide by zero: no figure then.
+    completionTokensPerSecond: tokens > 0 && tokenMs > 0 ? (tokens * 1000) / tokenMs : null,
+  };
+}
+
 /** The history's cursor: the usage lists' own, so a page of either continues in the other. */
 export const decodeHistoryCursor = decodeUsageCursor;
 
@@ -51,7 +96,11 @@ export const decodeHistoryCursor = decodeUsageCursor;
  * an array percentile_cont sorts once for p50 and p95), whatever the number of groups.
  */
 export class AnalyticsService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Past this many calls in a range, performance reads the histograms instead of sorting records. */
+    private readonly exactPercentileLimit = DEFAULT_EXACT_PERCENTILE_LIMIT,
+  ) {}
 
   private execute(sql: string, params: unknown[]): Promise<Row[]> {
     return this.em.getConnection().execute<Row[]>(sql, params, 'all');
@@ -106,13 +155,13 @@ export class AnalyticsService {
       // The record conditions without the range (its first two), for the two edges.
       const rest = sql.slice(2).map((condition) => ` and ${condition}`).join('');
       const restParams = params.slice(2);
-      const edge = `select u.occurred_at as at, u.provider, u.model, u.interface, 1 as calls, (u.status >= 400)::int as errors, u.prompt_tokens, u.completion_tokens
+      const edge = `select u.occurred_at as at, u.provider, u.model, u.interface, 1 as calls, (u.status >= 400)::int as errors, u.prompt_tokens, u.completion_tokens, u.images
         from "inference"."usage_record" u where u.occurred_at >= ? and u.occurred_at < ?${rest}`;
       rows = await this.execute(
         `select ${bin('t.at')} as bucket_start, t.provider, t.model, t.interface,
-           sum(t.calls) as calls, sum(t.errors) as errors, sum(t.prompt_tokens) as prompt_tokens, sum(t.completion_tokens) as completion_tokens
+           sum(t.calls) as calls, sum(t.errors) as errors, sum(t.prompt_tokens) as prompt_tokens, sum(t.completion_tokens) as completion_tokens, sum(t.images) as images
          from (
-           select h.hour as at, h.provider, h.model, h.interface, h.calls, h.errors, h.prompt_tokens, h.completion_tokens
+           select h.hour as at, h.provider, h.model, h.interface, h.calls, h.errors, h.prompt_tokens, h.completion_tokens, h.images
              from "inference"."usage_hour" h where ${hours.join(' and ')}
            union all ${edge}
            union all ${edge}
@@ -126,7 +175,8 @@ export class AnalyticsService {
            count(*) as calls,
            count(*) filter (where u.status >= 400) as errors,
            coalesce(sum(u.prompt_tokens), 0)::bigint as prompt_tokens,
-           coalesce(sum(u.completion_tokens), 0)::bigint as completion_tokens
+           coalesce(sum(u.completion_tokens), 0)::bigint as completion_tokens,
+           coalesce(sum(u.images), 0)::bigint as images
          from "inference"."usage_record" u where ${sql.join(' and ')}
          group by 1, 2, 3, 4 order by 1, 2, 3, 4 limit ?`,
         [...params, MAX_STATISTICS_ROWS + 1],
@@ -144,6 +194,7 @@ export class AnalyticsService {
         promptTokens: Number(row.prompt_tokens),
         completionTokens: Number(row.completion_tokens),
         totalTokens: Number(row.prompt_tokens) + Number(row.completion_tokens),
+        images: Number(row.images ?? 0),
         errors,
         errorRate: ratio(errors, calls),
       };
@@ -151,8 +202,18 @@ export class AnalyticsService {
     return { bucket: width, data, truncated: rows.length > MAX_STATISTICS_ROWS };
   }
 
-  /** Latency percentiles, time to first token, throughput and error rate per provider and model, most calls first. */
+  /**
+   * Latency percentiles, time to first token, throughput and error rate per provider and model,
+   * most calls first. Exact (percentile_cont over the records) up to `exactPercentileLimit` calls
+   * in the range; past it, over every call and every interface, from the hourly sums and the
+   * latency histograms (within 1%, latency-histogram.ts), so that no answer sorts millions of rows.
+   */
   async performance(scope: AnalyticsScope, filter: AnalyticsFilter): Promise<ModelPerformance[]> {
+    const { from, to } = checkedWindow(filter);
+    const spans = wholeSpans(from, to);
+    if (scope.kind === 'all' && filter.interface == null && spans.lastHour > spans.firstHour && (await this.callsInWholeHours(filter, spans)) > this.exactPercentileLimit) {
+      return this.performanceFromHistograms(filter, spans);
+    }
     const { sql, params } = this.where(scope, filter);
     const rows = await this.execute(
       `select u.provider, u.model,
@@ -168,25 +229,87 @@ export class AnalyticsService {
       [...params, MAX_PERFORMANCE_ROWS],
     );
     return rows.map((row): ModelPerformance => {
-      const calls = Number(row.calls);
-      const serverErrors = Number(row.server_errors);
       const latency = (row.latency as (number | string)[] | null) ?? null;
-      const tokens = Number(row.tokens ?? 0);
-      const tokenMs = Number(row.token_ms ?? 0);
-      return {
-        provider: row.provider as string,
-        model: row.model as string,
-        calls,
-        succeeded: Number(row.succeeded),
-        serverErrors,
-        errorRate: ratio(serverErrors, calls),
-        latencyP50Ms: latency ? numberOrNull(latency[0]) : null,
-        latencyP95Ms: latency ? numberOrNull(latency[1]) : null,
-        timeToFirstTokenP50Ms: numberOrNull(row.ttft_p50),
-        // A call of 0 ms that produced tokens (a cached answer) would divide by zero: no figure then.
-        completionTokensPerSecond: tokens > 0 && tokenMs > 0 ? (tokens * 1000) / tokenMs : null,
-      };
+      return performanceOf(row, latency ? numberOrNull(latency[0]) : null, latency ? numberOrNull(latency[1]) : null, numberOrNull(row.ttft_p50));
     });
+  }
+
+  /** Calls of the whole hours of the range, from the hourly sums: whether exact percentiles stay cheap. */
+  private async callsInWholeHours(filter: AnalyticsFilter, spans: WholeSpans): Promise<number> {
+    const { sql, params } = this.hourConditions('h', 'hour', filter, spans.firstHour, spans.lastHour);
+    const [row] = await this.execute(`select coalesce(sum(h.calls), 0) as calls from "inference"."usage_hour" h where ${sql.join(' and ')}`, params);
+    return Number(row?.calls ?? 0);
+  }
+
+  /** A time range and the provider and model filters on a table of sums. */
+  private hourConditions(alias: string, column: string, filter: AnalyticsFilter, from: Date, to: Date): { sql: string[]; params: unknown[] } {
+    const sql = [`${alias}.${column} >= ?`, `${alias}.${column} < ?`];
+    const params: unknown[] = [from, to];
+    for (const [name, value] of [['provider', filter.provider], ['model', filter.model]] as const) {
+      if (value == null) continue;
+      sql.push(`${alias}.${name} = ?`);
+      params.push(value);
+    }
+    return { sql, params };
+  }
+
+  /**
+   * Performance over every call from the sums: whole days from the daily histograms, whole hours
+   * at either end from the hourly ones, and the records only for the ragged minutes at the edges.
+   */
+  private async performanceFromHistograms(filter: AnalyticsFilter, spans: WholeSpans): Promise<ModelPerformance[]> {
+    const { from, to } = filter;
+    const { firstHour, lastHour, firstDay, lastDay } = spans;
+    const part = (alias: string, column: string, start: Date, end: Date) => this.hourConditions(alias, column, filter, start, end);
+    const hours = part('h', 'hour', firstHour, lastHour);
+    const edges = [part('u', 'occurred_at', from, firstHour), part('u', 'occurred_at', lastHour, to)];
+    const edgeSums = `select u.provider, u.model, 1 as calls, (u.status >= 400)::int as errors, (u.status >= 500)::int as server_errors,
+        case when u.status < 400 and u.completion_tokens > 0 then u.completion_tokens else 0 end as generation_tokens,
+        case when u.status < 400 and u.completion_tokens > 0 then u.latency_ms else 0 end as generation_ms
+      from "inference"."usage_record" u where `;
+    const sums = await this.execute(
+      `select t.provider, t.model, sum(t.calls) as calls, sum(t.calls) - sum(t.errors) as succeeded, sum(t.server_errors) as server_errors,
+         sum(t.generation_tokens) as tokens, sum(t.generation_ms) as token_ms
+       from (
+         select h.provider, h.model, h.calls, h.errors, h.server_errors, h.generation_tokens, h.generation_ms
+           from "inference"."usage_hour" h where ${hours.sql.join(' and ')}
+         union all ${edgeSums}${edges[0]!.sql.join(' and ')}
+         union all ${edgeSums}${edges[1]!.sql.join(' and ')}
+       ) t group by 1, 2`,
+      [...hours.params, ...edges[0]!.params, ...edges[1]!.params],
+    );
+    const days = part('d', 'day', firstDay, lastDay);
+    const hourEdges = [part('l', 'hour', firstHour, firstDay), part('l', 'hour', lastDay, lastHour)];
+    const edgeBuckets = `select u.provider, u.model, m.metric, m.bucket, 1 as calls
+      from "inference"."usage_record" u cross join lateral (values (0::smallint, ${latencyBucketSql('u.latency_ms')}), (1::smallint, ${latencyBucketSql('u.time_to_first_token_ms')})) as m(metric, bucket)
+      where u.status < 400 and m.bucket is not null and `;
+    const buckets = await this.execute(
+      `select t.provider, t.model, t.metric, t.bucket, sum(t.calls) as calls
+       from (
+         select d.provider, d.model, d.metric, d.bucket, d.calls from "inference"."usage_latency_day" d where ${days.sql.join(' and ')}
+         union all select l.provider, l.model, l.metric, l.bucket, l.calls from "inference"."usage_latency_hour" l where ${hourEdges[0]!.sql.join(' and ')}
+         union all select l.provider, l.model, l.metric, l.bucket, l.calls from "inference"."usage_latency_hour" l where ${hourEdges[1]!.sql.join(' and ')}
+         union all ${edgeBuckets}${edges[0]!.sql.join(' and ')}
+         union all ${edgeBuckets}${edges[1]!.sql.join(' and ')}
+       ) t group by 1, 2, 3, 4 order by 1, 2, 3, 4`,
+      [...days.params, ...hourEdges[0]!.params, ...hourEdges[1]!.params, ...edges[0]!.params, ...edges[1]!.params],
+    );
+    const histograms = new Map<string, [Histogram, Histogram]>();
+    for (const row of buckets) {
+      const key = `${row.provider as string}\u0000${row.model as string}`;
+      let pair = histograms.get(key);
+      if (!pair) histograms.set(key, (pair = [[], []]));
+      pair[Number(row.metric)]!.push({ bucket: Number(row.bucket), calls: Number(row.calls) });
+    }
+    return sums
+      .map((row): ModelPerformance => {
+        const [latency, ttft] = histograms.get(`${row.provider as string}\u0000${row.model as string}`) ?? [[], []];
+        const [p50, p95] = histogramPercentiles(latency, [0.5, 0.95]);
+        return performanceOf(row, p50!, p95!, histogramPercentiles(ttft, [0.5])[0]!);
+      })
+      .filter((entry) => entry.calls > 0)
+      .sort((a, b) => b.calls - a.calls || a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model))
+      .slice(0, MAX_PERFORMANCE_ROWS);
   }
 
   /** Calls in the range, newest first, keyset-paged by (occurred_at, id) like inferenceUsage. */

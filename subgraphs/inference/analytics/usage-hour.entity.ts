@@ -33,4 +33,19 @@ export class UsageHour {
 
   @Property({ type: 'bigint' })
   completionTokens!: string;
+
+  /** Calls answered 5xx (performance's error rate). */
+  @Property({ type: 'bigint' })
+  serverErrors!: string;
+
+  /** Completion tokens and latency of the successful calls that produced tokens (throughput). */
+  @Property({ type: 'bigint' })
+  generationTokens!: string;
+
+  @Property({ type: 'bigint' })
+  generationMs!: string;
+
+  /** Images returned by image calls. */
+  @Property({ type: 'bigint' })
+  images!: string;
 }

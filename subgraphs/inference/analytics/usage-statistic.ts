@@ -30,6 +30,9 @@ export class UsageStatistic {
   @Field(() => SafeIntResolver)
   totalTokens!: number;
 
+  @Field(() => SafeIntResolver, { description: 'Images returned by image calls (generation, editing, upscaling).' })
+  images!: number;
+
   @Field(() => SafeIntResolver, { description: 'Calls answered with an HTTP status of 400 or above (client mistakes and refusals included).' })
   errors!: number;
 

@@ -71,6 +71,7 @@ export class ImageService {
     const provider = target ? (typeof target.provider === 'string' ? target.provider : target.provider.id) : (call.provider ?? '');
     let status = 200;
     let errorCode: string | null = null;
+    let images = 0;
     try {
       if (!target) {
         throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
@@ -83,6 +84,7 @@ export class ImageService {
       try {
         const answer = await work(target.engine, AbortSignal.any([call.signal, deadline.signal]));
         model = modelOf(answer);
+        images = imagesIn(answer);
         return answer;
       } finally {
         clearTimeout(timer);
@@ -101,6 +103,7 @@ export class ImageService {
         clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
         promptTokens: 0,
         completionTokens: 0,
+        images,
         latencyMs: performance.now() - startedAt,
         timeToFirstTokenMs: null,
         streamed: false,
@@ -109,6 +112,15 @@ export class ImageService {
       });
     }
   }
+}
+
+/** The images an answer carries: a generation's list, or an upscale's one image. */
+function imagesIn(answer: unknown): number {
+  if (answer && typeof answer === 'object') {
+    if (Array.isArray((answer as { images?: unknown }).images)) return (answer as { images: unknown[] }).images.length;
+    if (typeof (answer as { image?: unknown }).image === 'string') return 1;
+  }
+  return 0;
 }
 
 /** The checkpoint a generation ran on, from the WebUI's info (sd_model_name); empty when it does not say. */

@@ -15,6 +15,8 @@ export interface UsageEntry {
   clientAddress?: string | null;
   promptTokens: number;
   completionTokens: number;
+  /** Images returned by an image call; default 0. */
+  images?: number;
   latencyMs: number;
   timeToFirstTokenMs?: number | null;
   streamed: boolean;
@@ -37,6 +39,7 @@ export interface UsageRow {
   model: string;
   prompt_tokens: number;
   completion_tokens: number;
+  images: number;
   latency_ms: number;
   time_to_first_token_ms: number | null;
   streamed: boolean;
@@ -79,6 +82,7 @@ export function usageRowOf(entry: UsageEntry, now = Date.now()): UsageRow | { re
     model: text(entry.model, LENGTHS.model) ?? '',
     prompt_tokens: count(entry.promptTokens),
     completion_tokens: count(entry.completionTokens),
+    images: count(entry.images ?? 0, MAX_SMALLINT),
     latency_ms: latencyMs,
     time_to_first_token_ms: entry.timeToFirstTokenMs == null || !Number.isFinite(Number(entry.timeToFirstTokenMs)) ? null : count(entry.timeToFirstTokenMs),
     streamed: entry.streamed === true,

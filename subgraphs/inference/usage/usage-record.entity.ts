@@ -60,6 +60,10 @@ export class UsageRecord {
   @Property({ type: 'integer' })
   completionTokens!: number;
 
+  @Field(() => Int, { description: 'Images returned (image calls); 0 for text calls.' })
+  @Property({ type: 'smallint', default: 0 })
+  images!: number;
+
   @Field(() => Int, { description: 'From arrival to the last byte of the answer, in milliseconds.' })
   @Property({ type: 'integer' })
   latencyMs!: number;

@@ -6,7 +6,7 @@ import { UsagePartitions } from './usage-partitions.js';
 const COLUMNS: [keyof UsageRow, string][] = [
   ['id', 'uuid'], ['occurred_at', 'timestamptz'], ['account_id', 'uuid'], ['prompt_tokens', 'int'], ['completion_tokens', 'int'],
   ['latency_ms', 'int'], ['time_to_first_token_ms', 'int'], ['status', 'smallint'], ['streamed', 'boolean'], ['interface', 'text'],
-  ['provider', 'varchar'], ['model', 'varchar'], ['key_id', 'varchar'], ['client_address', 'varchar'], ['error_code', 'varchar'],
+  ['provider', 'varchar'], ['model', 'varchar'], ['key_id', 'varchar'], ['client_address', 'varchar'], ['error_code', 'varchar'], ['images', 'smallint'],
 ];
 const NAMES = COLUMNS.map(([name]) => `"${name}"`).join(', ');
 const RECORD = COLUMNS.map(([name, type]) => `"${name}" ${type}`).join(', ');

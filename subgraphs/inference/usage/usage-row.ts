@@ -6,7 +6,7 @@ export type UsageRow = Record<string, unknown>;
 
 /** The columns of a usage record, as every list of records (usage, analytics history) selects them. */
 export const USAGE_COLUMNS = `u.id, u.occurred_at, u.account_id, u.key_id, u.client_address, u.interface, u.provider, u.model, u.prompt_tokens,
-  u.completion_tokens, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
+  u.completion_tokens, u.images, u.latency_ms, u.time_to_first_token_ms, u.streamed, u.status, u.error_code`;
 
 export const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
@@ -22,6 +22,7 @@ export function usageRecordFromRow(row: UsageRow): UsageRecord {
     model: row.model,
     promptTokens: row.prompt_tokens,
     completionTokens: row.completion_tokens,
+    images: row.images ?? 0,
     latencyMs: row.latency_ms,
     timeToFirstTokenMs: row.time_to_first_token_ms ?? null,
     streamed: row.streamed,
