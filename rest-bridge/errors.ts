@@ -37,6 +37,8 @@ const MEMBERSHIP_TYPE_BY_STATUS: Record<number, string> = {
   405: 'invalid_request_error',
   409: 'invalid_request_error',
   413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  422: 'invalid_request_error',
   429: 'rate_limit_error',
 };
 
