@@ -21,6 +21,7 @@ import { ReportResolver } from './finance/report/report.resolver.js';
 import { AuditResolver } from './audit/audit.resolver.js';
 import { EventResolver } from './event/event.resolver.js';
 import { AttendeeResolver } from './event/attendee.resolver.js';
+import { DocumentCategoryResolver } from './document-classification/document-category.resolver.js';
 import { DocumentResolver } from './document/document.resolver.js';
 import { documentReference } from './document/document.reference.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from './document/document-settings.js';
@@ -33,7 +34,7 @@ import { defaultDocumentClassifier } from './document/document-worker.factory.js
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver, DocumentResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver, DocumentResolver, DocumentCategoryResolver],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference },
   servesKinds: ['live', 'test'],
 };

@@ -21,14 +21,19 @@ import { ChatWebhookAttempt } from './webhook/chat-webhook-attempt.entity.js';
 import { Migration20261122041000Webhooks } from './migrations/Migration20261122041000Webhooks.js';
 import { Migration20261122000100Members } from './migrations/Migration20261122000100Members.js';
 import { Migration20261122033000Events } from './migrations/Migration20261122033000Events.js';
-import { Migration20261123001100MemberSkills } from './migrations/Migration20261123001100MemberSkills.js';
 import { Document } from './document/document.entity.js';
 import { Migration20261123003000Documents } from './migrations/Migration20261123003000Documents.js';
+import { Migration20261123001100MemberSkills } from './migrations/Migration20261123001100MemberSkills.js';
+import { DocumentCategory } from './document-classification/document-category.entity.js';
+import { DocumentCategoryRule } from './document-classification/document-category-rule.entity.js';
+import { DocumentCategoryState } from './document-classification/document-category-state.entity.js';
+import { DocumentClassifierModel } from './document-classification/document-classifier-model.entity.js';
+import { Migration20261123004000DocumentClassification } from './migrations/Migration20261123004000DocumentClassification.js';
 
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },
@@ -37,7 +42,8 @@ export const membershipOrmOptions = {
     { name: 'Migration20261122031000Finance', class: Migration20261122031000Finance },
     { name: 'Migration20261122032000Audit', class: Migration20261122032000Audit },
     { name: 'Migration20261122041000Webhooks', class: Migration20261122041000Webhooks },
-    { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
     { name: 'Migration20261123003000Documents', class: Migration20261123003000Documents },
+    { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
+    { name: 'Migration20261123004000DocumentClassification', class: Migration20261123004000DocumentClassification },
   ],
 };

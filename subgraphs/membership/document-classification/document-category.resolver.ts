@@ -1,0 +1,49 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
+import type { SubgraphContext } from '../../shared/context.js';
+import { DocumentCategory } from './document-category.entity.js';
+import { DocumentCategoryRule } from './document-category-rule.entity.js';
+import { CreateDocumentCategoryArgs, UpdateDocumentCategoryArgs } from './document-classification.inputs.js';
+import { DocumentClassificationService } from './document-classification.service.js';
+
+// Editing categories needs no zero-shot provider: only classify() uses it.
+const service = new DocumentClassificationService();
+const scopeOf = (ctx: SubgraphContext) => ({ accountId: ctx.principal.accountId, mode: ctx.principal.mode });
+
+@Resolver(() => DocumentCategory)
+export class DocumentCategoryResolver {
+  @Query(() => [DocumentCategory], { description: "The account's document categories with their rules, oldest first (the defaults are made on first use)." })
+  documentCategories(@Ctx() ctx: SubgraphContext): Promise<DocumentCategory[]> {
+    return service.categories(ctx.em, scopeOf(ctx));
+  }
+
+  @Query(() => DocumentCategory, { nullable: true })
+  async documentCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<DocumentCategory | null> {
+    try {
+      return await service.category(ctx.em, scopeOf(ctx), id);
+    } catch {
+      return null;
+    }
+  }
+
+  @Mutation(() => DocumentCategory, { description: 'Creates a category; a name already used (in any case) is 409.' })
+  createDocumentCategory(@Args(() => CreateDocumentCategoryArgs) args: CreateDocumentCategoryArgs, @Ctx() ctx: SubgraphContext): Promise<DocumentCategory> {
+    return service.createCategory(ctx.em, scopeOf(ctx), args);
+  }
+
+  @Mutation(() => DocumentCategory, { description: 'Renames a category and/or replaces its rules.' })
+  updateDocumentCategory(@Args(() => UpdateDocumentCategoryArgs) args: UpdateDocumentCategoryArgs, @Ctx() ctx: SubgraphContext): Promise<DocumentCategory> {
+    return service.updateCategory(ctx.em, scopeOf(ctx), args.id, args);
+  }
+
+  @Mutation(() => DocumentCategory, { description: 'Deletes a category and its rules, answering what was deleted; documents keep the category name they were filed under.' })
+  deleteDocumentCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<DocumentCategory> {
+    return service.deleteCategory(ctx.em, scopeOf(ctx), id);
+  }
+
+  @FieldResolver(() => [DocumentCategoryRule])
+  async rules(@Root() category: DocumentCategory): Promise<DocumentCategoryRule[]> {
+    // Every service method answers categories with their rules loaded; this is the fallback.
+    if (!category.rules.isInitialized()) await category.rules.init();
+    return category.rules.getItems();
+  }
+}
