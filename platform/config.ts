@@ -6,6 +6,7 @@ import { connectableHost } from './net.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
+import { DEFAULT_CLASSIFICATION_SETTINGS, type ClassificationSettings } from '../subgraphs/membership/document-classification/classification-settings.js';
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -77,6 +78,8 @@ export interface PlatformConfig {
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
   /** Documents: upload cap, duplicates, trash retention and the processing workers (subgraphs/membership/document/document-settings.ts). */
   documents: DocumentSettings;
+  /** Document classification: the classifier's threshold and the zero-shot provider, off unless DOCUMENT_ZERO_SHOT_URL and DOCUMENT_ZERO_SHOT_MODEL are set. */
+  documentClassification: ClassificationSettings;
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -132,6 +135,21 @@ function internalSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
   const secret = randomBytes(32).toString('base64url');
   writeFileSync(file, secret + '\n', { mode: 0o600 });
   return secret;
+}
+
+/** DOCUMENT_CLASSIFIER_THRESHOLD (0-1, default 0.6) and the zero-shot provider DOCUMENT_ZERO_SHOT_URL, _MODEL, _KEY, _TIMEOUT_MS. */
+function documentClassificationFromEnv(env: NodeJS.ProcessEnv): ClassificationSettings {
+  const rawThreshold = env.DOCUMENT_CLASSIFIER_THRESHOLD;
+  const threshold = rawThreshold ? Number(rawThreshold) : DEFAULT_CLASSIFICATION_SETTINGS.classifierThreshold;
+  if (!(threshold >= 0 && threshold <= 1)) throw new Error(`DOCUMENT_CLASSIFIER_THRESHOLD must be a number from 0 to 1, got "${rawThreshold}"`);
+  const url = env.DOCUMENT_ZERO_SHOT_URL;
+  if (!url) return { classifierThreshold: threshold, zeroShot: null };
+  if (!/^https?:\/\//.test(url)) throw new Error(`DOCUMENT_ZERO_SHOT_URL must be an http(s) URL such as http://127.0.0.1:4000/inference/gateway/v1, got "${url}"`);
+  if (!env.DOCUMENT_ZERO_SHOT_MODEL) throw new Error('DOCUMENT_ZERO_SHOT_MODEL must name the model when DOCUMENT_ZERO_SHOT_URL is set');
+  return {
+    classifierThreshold: threshold,
+    zeroShot: { baseUrl: url, model: env.DOCUMENT_ZERO_SHOT_MODEL, apiKey: env.DOCUMENT_ZERO_SHOT_KEY || undefined, timeoutMs: countFromEnv(env, 'DOCUMENT_ZERO_SHOT_TIMEOUT_MS', 10_000) },
+  };
 }
 
 /** Reads every setting of the platform from the environment, with defaults for a fresh machine. */
@@ -193,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       timeLimitMs: countFromEnv(env, 'DOCUMENT_TIME_LIMIT_MS', DEFAULT_DOCUMENT_SETTINGS.timeLimitMs),
       retries: countFromEnv(env, 'DOCUMENT_RETRIES', DEFAULT_DOCUMENT_SETTINGS.retries),
     },
+    documentClassification: documentClassificationFromEnv(env),
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };
 }

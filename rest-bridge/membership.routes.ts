@@ -29,6 +29,12 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.jobPostings': { method: 'GET', path: '/jobs' },
   'Query.jobPosting': { method: 'GET', path: '/jobs/:id', resource: 'job posting' },
   'Mutation.createJobPosting': { method: 'POST', path: '/jobs', responseStatus: 201 },
+  // Document categories come before /documents/:id, whose pattern would take "categories" for an id.
+  'Query.documentCategories': { method: 'GET', path: '/documents/categories' },
+  'Query.documentCategory': { method: 'GET', path: '/documents/categories/:id', resource: 'document category' },
+  'Mutation.createDocumentCategory': { method: 'POST', path: '/documents/categories', responseStatus: 201 },
+  'Mutation.updateDocumentCategory': { method: 'PUT', path: '/documents/categories/:id' },
+  'Mutation.deleteDocumentCategory': { method: 'DELETE', path: '/documents/categories/:id' },
   // Upload, download and the 202s of extract and classify are rest-bridge/document-upload.ts, before the bridge.
   'Query.documents': { method: 'GET', path: '/documents' },
   'Query.document': { method: 'GET', path: '/documents/:id', resource: 'document' },
@@ -77,6 +83,9 @@ export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'Jo
 
 // Tenders: page items, lots, awards, receipts and a placed bid's parts are shown whole.
 membershipExpanded.push('TenderPage.data', 'Tender.lots', 'Tender.awards', 'VendorPage.data', 'BidPage.data', 'Bid.receipts', 'BidWithReceipt.bid', 'BidWithReceipt.receipt', 'BidReceiptVerification.receipt');
+
+// Document categories: their rules are shown whole.
+membershipExpanded.push('DocumentCategory.rules');
 
 /**
  * Fields left out of the REST representations: a member's job postings live in another subgraph,
