@@ -6,7 +6,7 @@ export const ZERO_SHOT_TEXT = 3_000;
 
 export interface ZeroShotChoice {
   category: string;
-  /** exp(sum of the answer's token log-probabilities) when the provider gives them, else 0.5. */
+  /** exp(sum of the answer's token log-probabilities) when the provider gives them, else 0.5 (unscored). */
   confidence: number;
 }
 
@@ -26,7 +26,8 @@ export async function zeroShotChoice(settings: ZeroShotSettings, categories: str
     guided_choice: categories,
     temperature: 0,
     max_tokens: 16,
-    logprobs: true,
+    // No `logprobs`: this platform's gateway refuses parameters its engines cannot honour, and a
+    // refused request would lose the answer. A provider that sends them anyway is read below.
   };
   let response: Response;
   try {
