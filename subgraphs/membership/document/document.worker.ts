@@ -12,6 +12,7 @@ import { classificationFields, requestTraining } from './document.service.js';
 import { PostgresDocumentStorage } from './postgres-document-storage.js';
 
 const SECOND = 1000;
+const HOUSEKEEPING_INTERVAL_MS = 5 * SECOND;
 
 /** Wait before retry n (1-based): 5 s, 20 s, 80 s… capped at 10 minutes. */
 export function defaultBackoffMs(attempt: number): number {
@@ -55,6 +56,7 @@ export class DocumentWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private lastHousekeeping = 0;
   private readonly settings: DocumentSettings;
   private readonly storage: (em: EntityManager) => DocumentStorage;
   private readonly backoffMs: (attempt: number) => number;
@@ -76,7 +78,11 @@ export class DocumentWorker {
     const tick = () => {
       this.running = this.runOnce()
         .then(async (processed) => {
-          await this.housekeeping();
+          // Purges and training are not urgent: at most every few seconds, not after every document.
+          if (Date.now() - this.lastHousekeeping >= HOUSEKEEPING_INTERVAL_MS) {
+            this.lastHousekeeping = Date.now();
+            await this.housekeeping();
+          }
           return processed;
         })
         .catch((error) => this.options.logger?.error({ err: error }, 'document worker poll failed'))
