@@ -248,6 +248,18 @@ describe('the membership REST paths answer as their document says', () => {
     await call('membership', 'GET', '/jobs', { status: 200 });
     await call('membership', 'GET', '/jobs/{id}', { params: { id: String(job.id) }, status: 200 });
   });
+
+  it('document categories', async () => {
+    await call('membership', 'GET', '/documents/categories', { status: 200 });
+    const category = await call('membership', 'POST', '/documents/categories', { json: { name: 'Contract check', rules: [{ kind: 'ANY', pattern: 'checked' }] }, status: 201 });
+    const id = String(category.id);
+    await call('membership', 'POST', '/documents/categories', { json: { name: 'contract CHECK' }, status: 409 });
+    await call('membership', 'GET', '/documents/categories/{id}', { params: { id }, status: 200 });
+    await call('membership', 'PUT', '/documents/categories/{id}', { params: { id }, json: { rules: [{ kind: 'REGEX', pattern: '(a+)+' }] }, status: 400 });
+    await call('membership', 'PUT', '/documents/categories/{id}', { params: { id }, json: { name: 'Contract checked', rules: [] }, status: 200 });
+    await call('membership', 'DELETE', '/documents/categories/{id}', { params: { id }, status: 200 });
+    await call('membership', 'GET', '/documents/categories/{id}', { params: { id }, status: 404 });
+  });
 });
 
 describe('the traceroute REST paths answer as their document says, in snake_case', () => {
