@@ -254,6 +254,21 @@ describe('the member routes', () => {
       '/chat/webhooks': ['post'],
       '/jobs': ['get', 'post'],
       '/jobs/{id}': ['get'],
+      '/tenders': ['get', 'post'],
+      '/tenders/{id}': ['get', 'put'],
+      '/tenders/{id}/publish': ['post'],
+      '/tenders/{id}/cancel': ['post'],
+      '/tenders/{id}/complete': ['post'],
+      '/tenders/{id}/bid': ['post'],
+      '/tenders/{id}/bids': ['get'],
+      '/tenders/{id}/award': ['put'],
+      '/tenders/{id}/award/cancel': ['post'],
+      '/bids/{id}': ['get', 'put'],
+      '/bids/{id}/withdraw': ['post'],
+      '/bids/{id}/confirm': ['post'],
+      '/bid-receipts/{id}': ['get'],
+      '/vendors': ['get', 'post'],
+      '/vendors/{id}': ['get'],
     });
     const text = JSON.stringify(spec).toLowerCase();
     // Sofa's own /webhook subscription routes stay out; /chat/webhooks is the spec's.

@@ -328,6 +328,11 @@ describe('terms changed while active', () => {
     const changed = await body<TenderBody>(await api(`/tenders/${t.id}`, buyer.key, { method: 'PUT', json: { value: { amount: 950, currency: 'EUR' } } }), 200);
     expect(changed).toMatchObject({ termsVersion: 2, value: { amount: 950 } });
     expect((await body<BidBody>(await api(`/bids/${kept.id}`, confirmer.key), 200)).status).toBe('INVALID');
+    const changeTrail = await sql.query(`select "from", "to", "reason" from "marketplace"."marketplace_audit" where "subject_id" = any($1::uuid[]) order by "created_at"`, [[t.id, lapsed.id]]);
+    expect(changeTrail.rows.slice(-2)).toEqual([
+      { from: 'active', to: 'active', reason: 'terms changed (version 2)' },
+      { from: 'active', to: 'invalid', reason: 'tender terms changed (version 2)' },
+    ]);
     const confirmed = await body<BidBody>(await api(`/bids/${kept.id}/confirm`, confirmer.key, { method: 'POST' }), 200);
     expect(confirmed).toMatchObject({ status: 'ACTIVE', termsVersion: 2 });
     // A title is no term: nothing is invalidated.
@@ -452,3 +457,44 @@ describe('awards', () => {
     expect(trail.rows.at(-1)).toEqual({ actor: 'system', from: 'active', to: 'unsuccessful' });
   });
 });
+
+describe('the edge and the sandbox', () => {
+  it('replays POST /tenders/{id}/bid with the same Idempotency-Key instead of placing twice', async () => {
+    const buyer = await party();
+    const seller = await vendor();
+    const t = await tender(buyer.key);
+    const send = () => platform.request(`/api/v1/tenders/${t.id}/bid`, { method: 'POST', key: seller.key, json: { amount: 321, currency: 'EUR' }, headers: { 'idempotency-key': `bid-${t.id}` } });
+    const first = await body<{ bid: BidBody; receipt: ReceiptBody }>(await send(), 201);
+    const again = await send();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await body(again, 201)).toEqual(first);
+    const stored = await sql.query(`select count(*)::int as n from "marketplace"."bid" where "tender_id" = $1`, [t.id]);
+    expect(stored.rows[0].n).toBe(1);
+  });
+
+  it('lists the tender paths in the OpenAPI document', async () => {
+    const document = await body<{ paths: Record<string, Record<string, unknown>> }>(await platform.request('/api/v1/openapi.json'), 200);
+    expect(Object.keys(document.paths['/tenders/{id}/bid'] ?? {})).toContain('post');
+    expect(Object.keys(document.paths['/tenders/{id}/bids'] ?? {})).toContain('get');
+    expect(Object.keys(document.paths['/tenders/{id}/award'] ?? {})).toContain('put');
+    expect(Object.keys(document.paths['/tenders'] ?? {}).sort()).toEqual(['get', 'post']);
+  });
+
+  it('runs a whole tender in test mode, apart from live: its own vendors, tenders and bids', async () => {
+    const buyer = await party('test');
+    const seller = await vendor({ kind: 'test' });
+    const liveTwin = await party('live', seller.account);
+    // The live side of the vendor's account is no vendor, and sees neither the test vendor nor the test tender.
+    await expectError(await api(`/vendors/${seller.vendorId}`, liveTwin.key), 404, 'vendor_not_found');
+    const t = await tender(buyer.key, { endInMs: 1500 });
+    expect(t.livemode).toBe(false);
+    await expectError(await bid(liveTwin.key, t.id, { amount: 10 }), 404, 'tender_not_found');
+    const placedBid = (await placed(seller.key, t.id, { amount: 10 })).bid;
+    expect(placedBid.livemode).toBe(false);
+    await pastDeadline(t);
+    const awarded = await body<TenderBody>(await api(`/tenders/${t.id}/award`, buyer.key, { method: 'PUT', json: {} }), 200);
+    expect(awarded.awards[0].bidId).toBe(placedBid.id);
+    expect((await body<{ data: unknown[] }>(await api('/tenders', liveTwin.key), 200)).data.map((x) => (x as { id: string }).id)).not.toContain(t.id);
+  });
+});
+

@@ -195,6 +195,8 @@ export class TenderService {
       tender.updatedAt = new Date();
       if (termsChanged && tender.status === TenderStatus.ACTIVE) {
         tender.termsVersion += 1;
+        // The status stays; the trail still records that the terms bids were placed under changed.
+        this.audit(em, tender, TenderStatus.ACTIVE, TenderStatus.ACTIVE, `terms changed (version ${tender.termsVersion})`);
         await this.invalidateBids(em, tender);
       }
       await em.flush();
