@@ -1,3 +1,4 @@
+import vm from 'node:vm';
 import { distance } from 'fastest-levenshtein';
 import { DocumentRuleKind } from './document-rule-kind.js';
 
@@ -13,6 +14,8 @@ export const MAX_REGEX_LENGTH = 200;
 export const DEFAULT_FUZZY_THRESHOLD = 0.8;
 /** Rules read at most this much of a document: a bound on every rule's cost, a regex's included. */
 export const MAX_MATCH_TEXT = 100_000;
+/** One regex rule's run is stopped after this long and counts as no match (the second guard). */
+export const REGEX_TIME_LIMIT_MS = 50;
 /** A fuzzy phrase of more words than this is refused: each window costs a Levenshtein distance. */
 const MAX_FUZZY_WORDS = 8;
 
@@ -29,10 +32,10 @@ export function ruleProblem(rule: RuleSpec): string | null {
 }
 
 /**
- * The ReDoS guard. JavaScript cannot stop a running regular expression, so patterns that can
- * backtrack exponentially are refused before they are stored: a quantified group that itself holds
- * a quantifier ((a+)+, (\w*x?)*, (a|b+){2,}) and back-references. With the length cap and the text
- * cap (MAX_MATCH_TEXT) the remaining patterns run in bounded time.
+ * The ReDoS guard, first half: patterns that can backtrack exponentially are refused before they
+ * are stored: a repeated group that itself holds a quantifier ((a+)+, (\w*x?)*) or an alternation
+ * ((a|aa)+), and back-references. The second half is the run itself: each regex rule runs under a
+ * V8 time limit (REGEX_TIME_LIMIT_MS), which also stops the polynomial cases (\d+\d+$) on a long text.
  */
 export function regexProblem(pattern: string): string | null {
   if (pattern.length > MAX_REGEX_LENGTH) return `a regular expression has at most ${MAX_REGEX_LENGTH} characters`;
@@ -42,15 +45,13 @@ export function regexProblem(pattern: string): string | null {
     return `not a valid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`;
   }
   if (/\\[1-9]|\\k</.test(pattern)) return 'back-references are not allowed';
-  // Walk the pattern: a stack of groups, each remembering whether it holds a quantifier.
-  const stack: boolean[] = [];
+  // Walk the pattern: a stack of open groups, each remembering whether it holds a quantifier or an alternation.
+  const stack: { quantified: boolean; alternation: boolean }[] = [];
   let inClass = false;
-  let lastGroupQuantified = false;
   for (let i = 0; i < pattern.length; i++) {
     const char = pattern[i];
     if (char === '\\') {
       i++;
-      lastGroupQuantified = false;
       continue;
     }
     if (inClass) {
@@ -59,34 +60,38 @@ export function regexProblem(pattern: string): string | null {
     }
     if (char === '[') {
       inClass = true;
-      lastGroupQuantified = false;
       continue;
     }
     if (char === '(') {
-      stack.push(false);
-      lastGroupQuantified = false;
+      stack.push({ quantified: false, alternation: false });
+      // (?: (?= (?! (?<= (?<! (?<name>: the group's prefix is not a quantifier.
+      if (pattern[i + 1] === '?') i++;
+      continue;
+    }
+    if (char === '|') {
+      if (stack.length) stack[stack.length - 1].alternation = true;
       continue;
     }
     if (char === ')') {
-      lastGroupQuantified = stack.pop() ?? false;
-      // The group's own content quantified makes the enclosing group quantified too.
-      if (lastGroupQuantified && stack.length) stack[stack.length - 1] = true;
+      const group = stack.pop() ?? { quantified: false, alternation: false };
       const next = quantifierAt(pattern, i + 1);
+      if (next?.repeats && group.quantified) return 'nested quantifiers (a repeated group holding a quantifier) are not allowed';
+      if (next?.repeats && group.alternation) return 'a repeated group holding an alternation is not allowed';
+      // What the group holds, and its own repetition, count for the enclosing group.
+      if (stack.length && (group.quantified || next?.repeats)) stack[stack.length - 1].quantified = true;
       if (next) {
-        if (lastGroupQuantified && next.repeats) return 'nested quantifiers (a quantified group holding a quantifier) are not allowed';
-        if (next.repeats && stack.length) stack[stack.length - 1] = true;
+        i += next.length;
+        if (pattern[i + 1] === '?') i++;
       }
       continue;
     }
     const quantifier = quantifierAt(pattern, i);
     if (quantifier) {
-      if (quantifier.repeats && stack.length) stack[stack.length - 1] = true;
+      if (quantifier.repeats && stack.length) stack[stack.length - 1].quantified = true;
       i += quantifier.length - 1;
-      // A lazy or possessive-looking suffix (?, +) belongs to this quantifier.
+      // A lazy suffix (?) belongs to this quantifier.
       if (pattern[i + 1] === '?') i++;
-      continue;
     }
-    lastGroupQuantified = false;
   }
   return null;
 }
@@ -131,16 +136,35 @@ export function ruleMatches(rule: RuleSpec, text: string): boolean {
       return new RegExp(phrase, flags).test(text);
     }
     case DocumentRuleKind.REGEX:
-      // A stored pattern passed regexProblem; one that no longer compiles simply does not match.
-      try {
-        return new RegExp(rule.pattern, flags).test(text);
-      } catch {
-        return false;
-      }
+      return regexMatches(rule.pattern, flags, text);
     case DocumentRuleKind.FUZZY:
       return fuzzyMatches(rule.pattern, text, rule.threshold ?? DEFAULT_FUZZY_THRESHOLD, !rule.caseSensitive);
     default:
       return false;
+  }
+}
+
+// One context for every timed regex run: making a context costs far more than a run.
+const REGEX_CONTEXT = vm.createContext({});
+const REGEX_RUN = new vm.Script('pattern.test(text)');
+
+/** The regex's test under a time limit: a run V8 stops, or a pattern that no longer compiles, is no match. */
+export function regexMatches(pattern: string, flags: string, text: string, timeoutMs = REGEX_TIME_LIMIT_MS): boolean {
+  let compiled: RegExp;
+  try {
+    compiled = new RegExp(pattern, flags);
+  } catch {
+    return false;
+  }
+  REGEX_CONTEXT.pattern = compiled;
+  REGEX_CONTEXT.text = text;
+  try {
+    return REGEX_RUN.runInContext(REGEX_CONTEXT, { timeout: timeoutMs }) === true;
+  } catch {
+    return false;
+  } finally {
+    REGEX_CONTEXT.pattern = undefined;
+    REGEX_CONTEXT.text = undefined;
   }
 }
 
