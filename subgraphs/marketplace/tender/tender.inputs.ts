@@ -73,11 +73,15 @@ export class CreateTenderArgs {
   @ValidateNested()
   value!: ValueInput;
 
-  @Field(() => ProcurementMethod, { defaultValue: ProcurementMethod.OPEN })
-  procurementMethod!: ProcurementMethod;
+  // Nullable without a schema default: type-graphql would publish the enum's name as the default
+  // value, which graphql-js then hands to the resolver as is. The service applies OPEN and PRICE_ONLY.
+  @Field(() => ProcurementMethod, { nullable: true, description: 'OPEN when left out.' })
+  @IsOptional()
+  procurementMethod?: ProcurementMethod | null;
 
-  @Field(() => AwardCriteria, { defaultValue: AwardCriteria.PRICE_ONLY })
-  awardCriteria!: AwardCriteria;
+  @Field(() => AwardCriteria, { nullable: true, description: 'PRICE_ONLY when left out.' })
+  @IsOptional()
+  awardCriteria?: AwardCriteria | null;
 
   @Field(() => WeightsInput, { nullable: true, description: 'Required for RATED_CRITERIA: price and quality weights summing to 100.' })
   @IsOptional()

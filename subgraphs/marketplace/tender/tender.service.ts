@@ -115,10 +115,12 @@ export class TenderService {
   }
 
   async create(args: CreateTenderArgs): Promise<Tender> {
-    const weights = this.checkCriteria(args.awardCriteria, args.weights);
+    const procurementMethod = args.procurementMethod ?? ProcurementMethod.OPEN;
+    const awardCriteria = args.awardCriteria ?? AwardCriteria.PRICE_ONLY;
+    const weights = this.checkCriteria(awardCriteria, args.weights);
     const lots = this.checkLots(args.lots, args.value);
     const end = await this.checkPeriod(args.tenderPeriod.endDate);
-    if (args.procurementMethod === ProcurementMethod.OPEN && args.invitedVendorIds?.length) {
+    if (procurementMethod === ProcurementMethod.OPEN && args.invitedVendorIds?.length) {
       throw new InvalidCriteriaError('invitedVendorIds apply to SELECTIVE tenders only');
     }
     return this.em.transactional(async (em) => {
@@ -130,8 +132,8 @@ export class TenderService {
         description: args.description,
         valueAmount: money(args.value.amount, 'value.amount'),
         currency: args.value.currency,
-        procurementMethod: args.procurementMethod,
-        awardCriteria: args.awardCriteria,
+        procurementMethod,
+        awardCriteria,
         ...weights,
         lots,
         tenderPeriodStart: now,
