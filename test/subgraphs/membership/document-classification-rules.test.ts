@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../platform/config.js';
+import { DocumentClassificationService } from '../../../subgraphs/membership/document-classification/document-classification.service.js';
+import { documentClassifierFrom } from '../../../subgraphs/membership/document-classification/document-classifier.factory.js';
 import { DocumentRuleKind } from '../../../subgraphs/membership/document-classification/document-rule-kind.js';
 import { fuzzyMatches, regexMatches, regexProblem, ruleMatches, ruleProblem } from '../../../subgraphs/membership/document-classification/rule-matcher.js';
 
@@ -49,5 +52,25 @@ describe('matching', () => {
     expect(fuzzyMatches('invoice number', 'the number', 0.8, true)).toBe(false);
     expect(fuzzyMatches('invoice', 'INVOICE', 1, false)).toBe(false);
     expect(fuzzyMatches('invoice', 'INVOICE', 1, true)).toBe(true);
+  });
+});
+
+describe('settings', () => {
+  const base = { NODE_ENV: 'test', DATA_DIR: '/tmp/platform-test-unused', INTERNAL_SECRET: 'x'.repeat(32) };
+
+  it('zero-shot is off by default, the threshold 0.6', () => {
+    expect(loadConfig(base).documentClassification).toEqual({ classifierThreshold: 0.6, zeroShot: null });
+  });
+
+  it('reads the zero-shot provider and the threshold from the environment', () => {
+    const config = loadConfig({ ...base, DOCUMENT_ZERO_SHOT_URL: 'http://127.0.0.1:4000/inference/gateway/v1', DOCUMENT_ZERO_SHOT_MODEL: 'tiny', DOCUMENT_ZERO_SHOT_KEY: 'k', DOCUMENT_ZERO_SHOT_TIMEOUT_MS: '2500', DOCUMENT_CLASSIFIER_THRESHOLD: '0.75' });
+    expect(config.documentClassification).toEqual({ classifierThreshold: 0.75, zeroShot: { baseUrl: 'http://127.0.0.1:4000/inference/gateway/v1', model: 'tiny', apiKey: 'k', timeoutMs: 2500 } });
+    expect(documentClassifierFrom(config.documentClassification)).toBeInstanceOf(DocumentClassificationService);
+  });
+
+  it('refuses settings that cannot work', () => {
+    expect(() => loadConfig({ ...base, DOCUMENT_CLASSIFIER_THRESHOLD: '1.5' })).toThrow(/DOCUMENT_CLASSIFIER_THRESHOLD/);
+    expect(() => loadConfig({ ...base, DOCUMENT_ZERO_SHOT_URL: 'ftp://x', DOCUMENT_ZERO_SHOT_MODEL: 'm' })).toThrow(/DOCUMENT_ZERO_SHOT_URL/);
+    expect(() => loadConfig({ ...base, DOCUMENT_ZERO_SHOT_URL: 'http://x/v1' })).toThrow(/DOCUMENT_ZERO_SHOT_MODEL/);
   });
 });
