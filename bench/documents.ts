@@ -53,6 +53,15 @@ await sql.connect();
 const secondOrm = await openOrm({ clientUrl: database.url, ...membershipOrmOptions });
 const secondWorker = createDocumentWorker(secondOrm, documentSettings);
 
+/** Waits until no document is pending or processing. */
+async function idle(): Promise<void> {
+  for (;;) {
+    const { rows } = await sql.query<{ waiting: string }>(`select count(*) as waiting from membership.document where status in ('pending', 'processing')`);
+    if (Number(rows[0].waiting) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
@@ -199,6 +208,8 @@ try {
       out.on('error', reject);
       write();
     });
+    // Measured with the worker idle: processing the previous file would count as the upload's.
+    await idle();
     let answer = '';
     const memory = await peakRss(async () => {
       answer = await uploadFromChild(secret, big);
@@ -206,15 +217,10 @@ try {
     if (!answer.startsWith('201')) throw new Error(`${size} byte upload: ${answer.slice(0, 300)}`);
     console.log(`# memory during one ${(await stat(big)).size} byte upload (${(size / MiB).toFixed(2)} MiB, multipart, streamed from a child process)`);
     console.log(`platform RSS before ${(memory.before / MiB).toFixed(1)} MiB, peak ${(memory.peak / MiB).toFixed(1)} MiB, delta ${((memory.peak - memory.before) / MiB).toFixed(1)} MiB (${((memory.peak - memory.before) / size).toFixed(2)} × the file)`);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
   }
 
   // The large files are processed before search is measured, so they do not share its CPU.
-  for (;;) {
-    const { rows } = await sql.query<{ waiting: string }>(`select count(*) as waiting from membership.document where status in ('pending', 'processing')`);
-    if (Number(rows[0].waiting) === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  await idle();
 
   // 3. Search over many documents, seeded by SQL (rows, text and tsvectors).
   console.log(`# search over ${searchDocuments} documents`);

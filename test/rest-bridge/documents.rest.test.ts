@@ -376,3 +376,20 @@ describe('GET /documents/:id/classify and PUT /documents/:id/category', () => {
     expect(recomputed).toMatchObject({ category: 'receipt', source: 'user' });
   });
 });
+
+describe('documents of a member', () => {
+  it('files a document under a member of the account, filters by it, and refuses an unknown member', async () => {
+    const key = await freshKey();
+    const member = await body<{ id: string }>(await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Jane Doe', email: `jane-${Date.now()}@example.org` } }), 201);
+    const created = await body<DocumentBody>(await multipart(key, Buffer.from('Jane’s membership form ' + Date.now()), 'form.txt', { memberId: member.id }), 201);
+    expect(created.memberId).toBe(member.id);
+    await body<DocumentBody>(await multipart(key, Buffer.from('Nobody’s paper ' + Date.now()), 'other.txt'), 201);
+    const hers = await body<{ data: DocumentBody[] }>(await platform.request(`/api/v1/documents?memberId=${member.id}`, { key }), 200);
+    expect(hers.data.map((document) => document.id)).toEqual([created.id]);
+    const error = await expectError(await multipart(key, Buffer.from('Orphan ' + Date.now()), 'orphan.txt', { memberId: '00000000-0000-4000-8000-ffffffffffff' }), 404, 'member_not_found');
+    expect(error.param).toBe('memberId');
+    // Another account's member is not this account's.
+    const stranger = await freshKey();
+    await expectError(await multipart(stranger, Buffer.from('Borrowed member ' + Date.now()), 'b.txt', { memberId: member.id }), 404, 'member_not_found');
+  });
+});

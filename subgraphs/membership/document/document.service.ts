@@ -6,6 +6,8 @@ import type { Principal } from '../../shared/principal.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, paginate, UUID, type Page } from '../../shared/pagination.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { AuditService } from '../audit/audit.service.js';
+import { MemberService } from '../member/member.service.js';
+import { MemberArgumentNotFoundError } from '../member/member.errors.js';
 import { Document, type CategorySource, type StoredClassification } from './document.entity.js';
 import { DocumentStatus } from './document-status.js';
 import type { DocumentStorage } from './document-storage.js';
@@ -221,6 +223,7 @@ export class DocumentService {
     const upload = await this.uploadRow(args.uploadId);
     if (!upload.blob_id) throw new DocumentUploadIncompleteError(args.uploadId);
     const category = args.category ? await this.checkCategory(args.category) : null;
+    if (args.memberId && !(await new MemberService(this.em, this.principal).find(args.memberId))) throw new MemberArgumentNotFoundError(args.memberId, 'memberId');
     return this.em.transactional(async (tx) => {
       const sha256 = upload.sha256!.trim();
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`document:${this.scope.accountId}:${this.scope.mode}:${sha256}`]);

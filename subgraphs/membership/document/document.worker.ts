@@ -186,7 +186,7 @@ export class DocumentWorker {
                 "category" = case when "category_source" = 'user' or ?::boolean then "category" else ? end,
                 "category_source" = case when "category_source" = 'user' or ?::boolean then "category_source" else ? end,
                 "classification" = coalesce(?::jsonb, "classification"), "categories_version" = coalesce(?, "categories_version"),
-                "search" = setweight(to_tsvector('english', coalesce("title", '') || ' ' || "filename"), 'A') || setweight(to_tsvector('english', left(?, 500000)), 'B')
+                "search" = setweight(to_tsvector('english', coalesce("title", '') || ' ' || "filename"), 'A') || setweight(to_tsvector('english', ?), 'B')
          where "id" = ? and "lease" = ? returning "id"`,
         [
           extraction.pageCount,
@@ -199,7 +199,8 @@ export class DocumentWorker {
           fields?.categorySource ?? null,
           fields ? JSON.stringify(fields.classification) : null,
           fields?.categoriesVersion ?? null,
-          text,
+          // A tsvector holds at most 1 MiB: the first 500,000 characters are what is searched.
+          text.slice(0, 500_000),
           document.id,
           lease,
         ],
