@@ -4,6 +4,7 @@ import { DocumentCategory } from './document-category.entity.js';
 import { DocumentCategoryRule } from './document-category-rule.entity.js';
 import { CreateDocumentCategoryArgs, UpdateDocumentCategoryArgs } from './document-classification.inputs.js';
 import { DocumentClassificationService } from './document-classification.service.js';
+import { DocumentCategoryNotFoundError } from './document-classification.errors.js';
 
 // Editing categories needs no zero-shot provider: only classify() uses it.
 const service = new DocumentClassificationService();
@@ -20,8 +21,10 @@ export class DocumentCategoryResolver {
   async documentCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<DocumentCategory | null> {
     try {
       return await service.category(ctx.em, scopeOf(ctx), id);
-    } catch {
-      return null;
+    } catch (error) {
+      // A lookup answers null for what is not there (REST makes that a 404); other failures stay errors.
+      if (error instanceof DocumentCategoryNotFoundError) return null;
+      throw error;
     }
   }
 
