@@ -201,6 +201,7 @@ describe('placing bids', () => {
     expect(t.invitedVendorIds).toEqual([invited.vendorId]);
     expect((await body<TenderBody>(await api(`/tenders/${t.id}`, seller.key), 200)).invitedVendorIds).toBeNull();
     await expectError(await bid(seller.key, t.id, { amount: 10 }), 403, 'vendor_not_invited');
+    await expectError(await kit.api('/tenders', buyer.key, { method: 'POST', json: { title: 'T', description: 'd', value: { amount: 10, currency: 'EUR' }, tenderPeriod: { endDate: new Date(Date.now() + 60_000).toISOString() }, procurementMethod: 'SELECTIVE', invitedVendorIds: [UNKNOWN] } }), 400, 'unknown_vendor');
     await placed(invited.key, t.id, { amount: 10 });
   });
 

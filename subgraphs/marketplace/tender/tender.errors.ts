@@ -32,3 +32,10 @@ export class TenderNotEditableError extends DomainError {
     super('CONFLICT', `A ${status} tender cannot be changed`, { reason: 'tender_not_editable' });
   }
 }
+
+/** An invitation naming no vendor of the caller's mode. */
+export class UnknownVendorError extends DomainError {
+  constructor(ids: readonly string[]) {
+    super('BAD_USER_INPUT', `No vendor with id ${ids.join(', ')}`, { param: 'invitedVendorIds', reason: 'unknown_vendor' });
+  }
+}

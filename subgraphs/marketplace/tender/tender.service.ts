@@ -10,7 +10,8 @@ import { Bid } from '../bid/bid.entity.js';
 import { dbNow, dueTenderIds, settleDue, settleLocked } from './tender-clock.js';
 import { AwardCriteria, ProcurementMethod, TenderStatus } from './tender-status.js';
 import { assertTransition } from './tender-transitions.js';
-import { InvalidCriteriaError, InvalidLotsError, InvalidTenderPeriodError, NotTenderBuyerError, TenderNotEditableError } from './tender.errors.js';
+import { Vendor } from '../vendor/vendor.entity.js';
+import { InvalidCriteriaError, InvalidLotsError, InvalidTenderPeriodError, NotTenderBuyerError, TenderNotEditableError, UnknownVendorError } from './tender.errors.js';
 import { Tender } from './tender.entity.js';
 import type { CancelTenderArgs, CreateTenderArgs, LotInput, TendersArgs, UpdateTenderArgs, ValueInput, WeightsInput } from './tender.inputs.js';
 import type { StoredLot } from './tender.types.js';
@@ -108,6 +109,14 @@ export class TenderService {
     return stored;
   }
 
+  /** Invitations name vendors of the caller's mode, or the tender is refused (a typo would shut a vendor out). */
+  private async checkInvited(ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    const found = await this.em.find(Vendor, { id: { $in: [...new Set(ids)] }, mode: this.principal.mode }, { fields: ['id'] });
+    const unknown = ids.filter((id) => !found.some((vendor) => vendor.id === id));
+    if (unknown.length) throw new UnknownVendorError(unknown);
+  }
+
   private async checkPeriod(end: Date | null | undefined): Promise<Date> {
     if (!end) throw new InvalidTenderPeriodError('tenderPeriod.endDate (the deadline) is required');
     if (end <= (await dbNow(this.em))) throw new InvalidTenderPeriodError('tenderPeriod.endDate must be in the future');
@@ -123,6 +132,7 @@ export class TenderService {
     if (procurementMethod === ProcurementMethod.OPEN && args.invitedVendorIds?.length) {
       throw new InvalidCriteriaError('invitedVendorIds apply to SELECTIVE tenders only');
     }
+    await this.checkInvited(args.invitedVendorIds ?? []);
     return this.em.transactional(async (em) => {
       const now = await dbNow(em);
       const tender = em.create(Tender, {
@@ -192,6 +202,7 @@ export class TenderService {
       }
       if (args.invitedVendorIds) {
         if (tender.procurementMethod !== ProcurementMethod.SELECTIVE) throw new InvalidCriteriaError('invitedVendorIds apply to SELECTIVE tenders only');
+        await this.checkInvited(args.invitedVendorIds);
         tender.invitedVendorIds = [...new Set(args.invitedVendorIds)];
       }
       tender.updatedAt = new Date();
