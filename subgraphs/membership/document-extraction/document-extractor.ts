@@ -105,7 +105,8 @@ export class DocumentExtractor {
     const data = new Uint8Array(bytes);
     let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
     try {
-      pdf = await abortable(getDocumentProxy(data, { verbosity: 0, stopAtErrors: false }), signal);
+      // maxImageSize: pdf.js itself skips decoding a bigger image (a bomb costs memory, not bytes).
+      pdf = await abortable(getDocumentProxy(data, { verbosity: 0, stopAtErrors: false, maxImageSize: MAX_IMAGE_PIXELS }), signal);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       throw pdfFailure(error);
