@@ -16,6 +16,12 @@ export interface LoopbackSdWebuiBehaviour {
   dropConnection?: boolean;
   /** Answer /internal/progress with 404, as a WebUI without task tracking would. */
   noTaskProgress?: boolean;
+  /**
+   * Answer txt2img and img2img with 200 and this body, written piece by piece: every piece but the
+   * last at once, the last once `gate` resolves (absent: at once); `cut` resets the connection
+   * instead of writing the last piece.
+   */
+  rawGeneration?: { pieces: string[]; gate?: Promise<void>; cut?: boolean };
 }
 
 export interface RecordedSdWebuiRequest {
@@ -221,9 +227,18 @@ export class LoopbackSdWebuiServer {
         if (behaviour.dropConnection) return void req.socket.destroy();
         if (behaviour.fail) return this.send(res, behaviour.fail.status, behaviour.fail.body);
         if (path === '/sdapi/v1/extra-single-image') return this.extras(res, request);
+        if (behaviour.rawGeneration) return this.raw(res, behaviour.rawGeneration);
         return this.generate(res, request, path === '/sdapi/v1/img2img');
     }
     this.send(res, 404, { detail: 'Not Found' });
+  }
+
+  private async raw(res: http.ServerResponse, raw: NonNullable<LoopbackSdWebuiBehaviour['rawGeneration']>): Promise<void> {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (const piece of raw.pieces.slice(0, -1)) res.write(piece);
+    await raw.gate;
+    if (raw.cut) return void res.socket?.destroy();
+    res.end(raw.pieces.at(-1));
   }
 
   private listing(path: string): unknown {

@@ -82,6 +82,31 @@ export interface ImageGenerationResponse {
   info: string;
 }
 
+/**
+ * A generation's answer as it arrives, so that images pass through without being held whole:
+ * `image` starts the next image, `chunk` carries a piece of its base64 text, `done` ends the
+ * answer with the small rest of it. An engine checks the answer's shape as it reads it and
+ * throws (ImageEngineError upstream_error) where it stops making sense.
+ */
+export type ImageGenerationEvent = { type: 'image' } | { type: 'chunk'; text: string } | { type: 'done'; parameters: Record<string, unknown>; info: string };
+
+export type ImageGenerationStream = AsyncGenerator<ImageGenerationEvent, void, undefined>;
+
+/** A whole answer from its events (engine tests and small answers). */
+export async function collectGeneration(events: AsyncIterable<ImageGenerationEvent>): Promise<ImageGenerationResponse> {
+  const images: string[] = [];
+  let current: string[] | null = null;
+  for await (const event of events) {
+    if (event.type === 'chunk') current?.push(event.text);
+    else {
+      if (current) images.push(current.join(''));
+      current = [];
+      if (event.type === 'done') return { images, parameters: event.parameters, info: event.info };
+    }
+  }
+  throw new ImageEngineError('upstream_error', 'The image engine ended its answer early');
+}
+
 /** /sdapi/v1/extra-single-image (the spec's upscale-img): an image and how to scale it. */
 export interface UpscaleRequest {
   /** Base64 image (a data: URI prefix is accepted). */
@@ -162,6 +187,12 @@ export interface ImageEngine {
   /** `signal` aborts when the client goes away: the engine drops the request and stops the upstream's job. */
   txt2img(request: Txt2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse>;
   img2img(request: Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse>;
+  /**
+   * The same generations, answered as events once the upstream accepted the request (its
+   * refusals still throw here). Returning the events early, or `signal` aborting, drops the
+   * upstream's answer and stops its job.
+   */
+  generate(operation: 'txt2img' | 'img2img', request: Txt2ImgRequest | Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationStream>;
   upscale(request: UpscaleRequest, signal: AbortSignal): Promise<UpscaleResponse>;
   health(): Promise<EngineHealth>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { outcomeFor, validationError, WireError } from '../openai/openai-error.j
 import { USAGE_INTERFACE, type WireInterface } from '../openai/wire-interface.js';
 import type { WireCall, WireRoute } from '../openai/wire-route.js';
 import { IMAGE_DEFAULTS, img2imgSchema, openAiGenerationSchema, openAiUpscaleSchema, sizeOf, txt2imgSchema, upscaleSchema } from './image-request.js';
+import { answerGeneration, openAiShape, webuiShape } from './image-answer.js';
 import { ImageService, type ImageCall } from './image.service.js';
 
 // Four 2048x2048 PNGs as base64 run to tens of megabytes.
@@ -35,12 +36,12 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
 
   const txt2img = async (wire: WireCall) => {
     const body = parse(wire.iface, txt2imgSchema, wire.req.body);
-    wire.res.json(await service.txt2img(callOf(wire), withDefaults(body) as Txt2ImgRequest));
+    await answerGeneration(wire, await service.txt2img(callOf(wire), withDefaults(body) as Txt2ImgRequest), webuiShape);
   };
   const img2img = async (wire: WireCall) => {
     const body = parse(wire.iface, img2imgSchema, wire.req.body);
     const request = { denoising_strength: IMAGE_DEFAULTS.denoising_strength, ...withDefaults(body) } as Img2ImgRequest;
-    wire.res.json(await service.img2img(callOf(wire), request));
+    await answerGeneration(wire, await service.img2img(callOf(wire), request), webuiShape);
   };
   const upscale = (shape: 'spec' | 'webui') => async (wire: WireCall) => {
     const body = parse(wire.iface, upscaleSchema, wire.req.body);
@@ -104,7 +105,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
     const body = parse(wire.iface, openAiGenerationSchema, wire.req.body);
     const size = sizeOf(body.size);
     if ('error' in size) throw new WireError(422, 'invalid_value', size.error, 'size');
-    const answer = await service.txt2img(callOf(wire, body.provider), {
+    const events = await service.txt2img(callOf(wire, body.provider), {
       prompt: body.prompt,
       ...(body.negative_prompt !== undefined ? { negative_prompt: body.negative_prompt } : {}),
       ...(body.model !== undefined ? { sd_model_checkpoint: body.model } : {}),
@@ -116,7 +117,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
       sampler_name: body.sampler_name ?? IMAGE_DEFAULTS.sampler_name,
       seed: body.seed ?? -1,
     });
-    wire.res.json({ created: created(), data: answer.images.map((b64) => ({ b64_json: b64, revised_prompt: body.prompt })) });
+    await answerGeneration(wire, events, openAiShape(created(), body.prompt));
   };
   const edits = async (wire: WireCall) => {
     const form = await readForm(wire);
@@ -142,7 +143,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
     const mask = await maskFromAlpha(maskFile instanceof File ? Buffer.from(await maskFile.arrayBuffer()) : imageBytes, maskFile instanceof File ? 'mask' : 'image');
     const model = form.get('model');
     const provider = form.get('provider');
-    const answer = await service.img2img(callOf(wire, typeof provider === 'string' ? provider : undefined), {
+    const events = await service.img2img(callOf(wire, typeof provider === 'string' ? provider : undefined), {
       prompt,
       init_images: [imageBytes.toString('base64')],
       ...(mask ? { mask } : {}),
@@ -156,7 +157,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
       denoising_strength: IMAGE_DEFAULTS.denoising_strength,
       seed: -1,
     });
-    wire.res.json({ created: created(), data: answer.images.map((b64) => ({ b64_json: b64 })) });
+    await answerGeneration(wire, events, openAiShape(created()));
   };
   const gatewayUpscale = async (wire: WireCall) => {
     const body = parse(wire.iface, openAiUpscaleSchema, wire.req.body);

@@ -1,4 +1,5 @@
-import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageEngine, type ImageGenerationResponse, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
+import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageEngine, type ImageGenerationStream, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
+import type { ProviderSlot } from '../provider-registry/provider-slots.js';
 import type { Caller, OutcomeOf } from '../generation/generation.service.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ImageTarget, InterfaceName } from '../provider-registry/provider-registry.js';
@@ -32,12 +33,13 @@ export class ImageService {
     return this.targets(call)[0];
   }
 
-  txt2img(call: ImageCall, request: Txt2ImgRequest): Promise<ImageGenerationResponse> {
-    return this.generate(call, request.sd_model_checkpoint ?? '', (target, signal) => target.engine.txt2img(request, signal));
+  /** Text to image, answered as events (the images pass through in pieces); the slot, the deadline and the usage record last until the events end. */
+  txt2img(call: ImageCall, request: Txt2ImgRequest): Promise<ImageGenerationStream> {
+    return this.generate(call, 'txt2img', request);
   }
 
-  img2img(call: ImageCall, request: Img2ImgRequest): Promise<ImageGenerationResponse> {
-    return this.generate(call, request.sd_model_checkpoint ?? '', (target, signal) => target.engine.img2img(request, signal));
+  img2img(call: ImageCall, request: Img2ImgRequest): Promise<ImageGenerationStream> {
+    return this.generate(call, 'img2img', request);
   }
 
   /**
@@ -52,10 +54,57 @@ export class ImageService {
     return this.run(call, request.upscaler_1, chosen, (engine, signal) => engine.upscale(request, signal), target !== undefined && !isEmbeddedUpscaler(request.upscaler_1));
   }
 
-  private generate(call: ImageCall, model: string, work: (target: { engine: ImageEngine }, signal: AbortSignal) => Promise<ImageGenerationResponse>): Promise<ImageGenerationResponse> {
+  private async generate(call: ImageCall, operation: 'txt2img' | 'img2img', request: Txt2ImgRequest): Promise<ImageGenerationStream> {
+    const startedAt = performance.now();
     const target = this.engine(call);
-    // A request naming no checkpoint runs on the one the WebUI has loaded: its answer names it.
-    return this.run(call, model, target, (engine, signal) => work({ engine }, signal), true, (answer) => model || checkpointOf(answer));
+    const named = request.sd_model_checkpoint ?? '';
+    const usage = { provider: target?.provider.id ?? call.provider ?? '', model: named, status: 200, errorCode: null as string | null, images: 0 };
+    const failed = (error: unknown) => {
+      ({ status: usage.status, code: usage.errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error));
+    };
+    const record = () => this.record(call, usage, startedAt);
+    let slot: ProviderSlot | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = () => {
+      clearTimeout(timer);
+      slot?.release();
+    };
+    let events: ImageGenerationStream;
+    try {
+      if (!target) throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
+      slot = this.runtime.registry.acquire(target.provider.id, call.signal);
+      const deadline = new AbortController();
+      timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
+      events = await target.engine.generate(operation, request, AbortSignal.any([call.signal, deadline.signal]));
+    } catch (error) {
+      settle();
+      failed(error);
+      record();
+      throw error;
+    }
+    return (async function* (): ImageGenerationStream {
+      let ended = false;
+      try {
+        for await (const event of events) {
+          if (event.type === 'image') usage.images++;
+          if (event.type === 'done') {
+            ended = true;
+            // A request naming no checkpoint runs on the one the WebUI has loaded: its answer names it.
+            usage.model = named || checkpointOf(event.info);
+          }
+          yield event;
+        }
+      } catch (error) {
+        failed(error);
+        throw error;
+      } finally {
+        settle();
+        // Left before the end without an error: the client went away.
+        if (!ended && usage.status === 200) Object.assign(usage, { status: 499, errorCode: 'client_closed' });
+        await events.return(undefined);
+        record();
+      }
+    })();
   }
 
   private async run<T>(
@@ -94,23 +143,27 @@ export class ImageService {
       ({ status, code: errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error));
       throw error;
     } finally {
-      this.runtime.usage.record({
-        interface: call.usageInterface,
-        provider,
-        model,
-        accountId: call.caller.principal?.accountId ?? null,
-        keyId: call.caller.principal?.keyId ?? null,
-        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
-        promptTokens: 0,
-        completionTokens: 0,
-        images,
-        latencyMs: performance.now() - startedAt,
-        timeToFirstTokenMs: null,
-        streamed: false,
-        status,
-        errorCode,
-      });
+      this.record(call, { provider, model, status, errorCode, images }, startedAt);
     }
+  }
+
+  private record(call: ImageCall, usage: { provider: string; model: string; status: number; errorCode: string | null; images: number }, startedAt: number): void {
+    this.runtime.usage.record({
+      interface: call.usageInterface,
+      provider: usage.provider,
+      model: usage.model,
+      accountId: call.caller.principal?.accountId ?? null,
+      keyId: call.caller.principal?.keyId ?? null,
+      clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
+      promptTokens: 0,
+      completionTokens: 0,
+      images: usage.images,
+      latencyMs: performance.now() - startedAt,
+      timeToFirstTokenMs: null,
+      streamed: false,
+      status: usage.status,
+      errorCode: usage.errorCode,
+    });
   }
 }
 
@@ -124,9 +177,9 @@ function imagesIn(answer: unknown): number {
 }
 
 /** The checkpoint a generation ran on, from the WebUI's info (sd_model_name); empty when it does not say. */
-function checkpointOf(answer: ImageGenerationResponse): string {
+function checkpointOf(infoText: string): string {
   try {
-    const info: unknown = JSON.parse(answer.info);
+    const info: unknown = JSON.parse(infoText);
     const name = info && typeof info === 'object' ? (info as { sd_model_name?: unknown }).sd_model_name : undefined;
     return typeof name === 'string' ? name : '';
   } catch {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { Pool } from 'undici';
+import { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
 import type {
   ImageEngine,
   ImageGenerationResponse,
@@ -14,7 +15,8 @@ import type {
   UpscaleRequest,
   UpscaleResponse,
 } from '../../engine/image-engine.js';
-import { ImageEngineError, isEmbeddedUpscaler } from '../../engine/image-engine.js';
+import { collectGeneration, ImageEngineError, isEmbeddedUpscaler, type ImageGenerationStream } from '../../engine/image-engine.js';
+import { readGeneration } from './generation-reader.js';
 import type { EngineHealth } from '../../engine/text-engine.js';
 import { imageEngineErrorFor, imageEngineErrorForConnection, isRecord, readSdWebuiFailure, type SdWebuiOperation } from './sd-webui-errors.js';
 
@@ -161,13 +163,12 @@ export class SdWebuiEngine implements ImageEngine {
     }
   }
 
-  txt2img(request: Txt2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse> {
-    return this.generate('txt2img', request, signal);
+  async txt2img(request: Txt2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse> {
+    return collectGeneration(await this.generate('txt2img', request, signal));
   }
 
   async img2img(request: Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse> {
-    if (!Array.isArray(request.init_images) || request.init_images.length === 0) throw new ImageEngineError('invalid_request', 'init_images needs at least one image', 'init_images');
-    return this.generate('img2img', request, signal);
+    return collectGeneration(await this.generate('img2img', request, signal));
   }
 
   async upscale(request: UpscaleRequest, signal: AbortSignal): Promise<UpscaleResponse> {
@@ -192,7 +193,9 @@ export class SdWebuiEngine implements ImageEngine {
     if (!this.pool.closed) await this.pool.close();
   }
 
-  private async generate(operation: 'txt2img' | 'img2img', request: Txt2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse> {
+  async generate(operation: 'txt2img' | 'img2img', request: Txt2ImgRequest | Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationStream> {
+    if (operation === 'img2img' && (!Array.isArray((request as Img2ImgRequest).init_images) || (request as Img2ImgRequest).init_images.length === 0))
+      throw new ImageEngineError('invalid_request', 'init_images needs at least one image', 'init_images');
     const { sd_model_checkpoint: named, ...rest } = request;
     const overridden = request.override_settings?.sd_model_checkpoint;
     if (overridden !== undefined && typeof overridden !== 'string') throw new ImageEngineError('invalid_request', 'override_settings.sd_model_checkpoint must be a string', 'override_settings');
@@ -209,26 +212,30 @@ export class SdWebuiEngine implements ImageEngine {
       force_task_id: taskId,
     };
     const state = { expired: false };
+    let opened: Opened;
     try {
-      const answer = await this.exchange({
-        method: 'POST',
-        path: `/sdapi/v1/${operation}`,
-        body,
-        timeoutMs: this.timeouts.generationMs,
-        signal,
-        operation,
-        names: { checkpoint: wanted },
-        state,
-      });
-      if (!isRecord(answer) || !(answer.images === null || isStringList(answer.images)) || typeof answer.info !== 'string')
-        throw this.malformed('The image engine answered the generation in an unknown shape');
-      // The task id is ours, not the caller's: it does not come back in the echoed parameters.
-      const { force_task_id: _ours, ...parameters } = isRecord(answer.parameters) ? answer.parameters : {};
-      return { images: (answer.images as string[] | null) ?? [], parameters, info: answer.info };
+      opened = await this.open({ method: 'POST', path: `/sdapi/v1/${operation}`, body, timeoutMs: this.timeouts.generationMs, signal, operation, names: { checkpoint: wanted }, state });
     } catch (error) {
       if (signal.aborted || state.expired) this.stopJob(taskId);
       throw error;
     }
+    const stopJob = () => this.stopJob(taskId);
+    return (async function* (): ImageGenerationStream {
+      let ended = false;
+      try {
+        for await (const event of readGeneration(opened.body)) {
+          // The whole answer is read once its end is: a reader that stops there has not left early.
+          if (event.type === 'done') ended = true;
+          yield event;
+        }
+      } catch (error) {
+        throw opened.failure(error);
+      } finally {
+        opened.close();
+        // Left early (the caller went away), aborted or out of time: the WebUI's job may still run.
+        if (!ended) stopJob();
+      }
+    })();
   }
 
   private async checkpoint(name: string): Promise<SdModel> {
@@ -297,6 +304,30 @@ export class SdWebuiEngine implements ImageEngine {
 
   // One request, answer read and parsed, under its deadline and the caller's signal.
   private async exchange(exchange: Exchange & { state?: { expired: boolean } }): Promise<unknown> {
+    const opened = await this.open(exchange);
+    try {
+      let text: string;
+      try {
+        text = await opened.body.text();
+      } catch (error) {
+        throw opened.failure(error);
+      }
+      try {
+        return text === '' ? undefined : JSON.parse(text);
+      } catch {
+        throw this.malformed('The image engine answered with malformed JSON');
+      }
+    } finally {
+      opened.close();
+    }
+  }
+
+  /**
+   * Sends one request under its deadline and the caller's signal and answers its 2xx body to be
+   * read; a refusal's body is read and thrown as our error. The deadline and the signal keep
+   * holding until `close`, so a body read slowly still times out and still stops on abort.
+   */
+  private async open(exchange: Exchange & { state?: { expired: boolean } }): Promise<Opened> {
     const { signal } = exchange;
     const state = exchange.state ?? { expired: false };
     const controller = new AbortController();
@@ -309,6 +340,19 @@ export class SdWebuiEngine implements ImageEngine {
     else signal?.addEventListener('abort', onAbort, { once: true });
     this.inFlight.add(controller);
     let phase: 'connect' | 'answer' = 'connect';
+    const close = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      this.inFlight.delete(controller);
+    };
+    const failure = (error: unknown): unknown => {
+      if (error instanceof ImageEngineError) return error;
+      if (signal?.aborted) return signal.reason;
+      const reason: unknown = controller.signal.reason;
+      if (controller.signal.aborted && reason instanceof ImageEngineError) return reason;
+      this.config.logger?.warn({ route: exchange.path, err: error }, 'image engine connection failed');
+      return imageEngineErrorForConnection(error, phase);
+    };
     try {
       const headers: Record<string, string> = { accept: 'application/json' };
       if (exchange.body !== undefined) headers['content-type'] = 'application/json';
@@ -317,41 +361,62 @@ export class SdWebuiEngine implements ImageEngine {
         method: exchange.method,
         path: this.prefix + exchange.path,
         headers,
-        body: exchange.body === undefined ? undefined : JSON.stringify(exchange.body),
+        // Piece by piece: a request carrying images is not turned into one more whole copy of itself.
+        body: exchange.body === undefined ? undefined : Readable.from(jsonPieces(exchange.body)),
         signal: controller.signal,
       });
       phase = 'answer';
+      if (response.statusCode >= 200 && response.statusCode < 300) return { body: response.body, close, failure };
       const text = await response.body.text();
       let parsed: unknown;
-      let json = true;
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
       } catch {
-        json = false;
+        parsed = undefined;
       }
-      if (response.statusCode >= 200 && response.statusCode < 300) {
-        if (!json) throw this.malformed('The image engine answered with malformed JSON');
-        return parsed;
-      }
-      const failure = readSdWebuiFailure(response.statusCode, parsed);
+      const failed = readSdWebuiFailure(response.statusCode, parsed);
       this.config.logger?.warn(
-        { route: exchange.path, status: failure.status, field: failure.field, error: failure.error, detail: failure.detail, errors: failure.errors?.slice(0, 500) },
+        { route: exchange.path, status: failed.status, field: failed.field, error: failed.error, detail: failed.detail, errors: failed.errors?.slice(0, 500) },
         'image engine refused',
       );
-      throw imageEngineErrorFor(failure, exchange.operation, exchange.names);
+      throw imageEngineErrorFor(failed, exchange.operation, exchange.names);
     } catch (error) {
-      if (error instanceof ImageEngineError) throw error;
-      if (signal?.aborted) throw signal.reason;
-      const reason: unknown = controller.signal.reason;
-      if (controller.signal.aborted && reason instanceof ImageEngineError) throw reason;
-      this.config.logger?.warn({ route: exchange.path, err: error }, 'image engine connection failed');
-      throw imageEngineErrorForConnection(error, phase);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      this.inFlight.delete(controller);
+      close();
+      throw failure(error);
     }
   }
+}
+
+/** An answer being read: its body, the cleanup once read, and how a failure while reading it is told. */
+interface Opened {
+  body: Dispatcher.ResponseData['body'];
+  close(): void;
+  failure(error: unknown): unknown;
+}
+
+/**
+ * JSON text of a request body in pieces: each long string (an image) is its own piece, so the
+ * request is never one more string the size of all its images together.
+ */
+function* jsonPieces(value: unknown): Generator<string> {
+  if (Array.isArray(value)) {
+    yield '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i) yield ',';
+      yield* jsonPieces(value[i] === undefined ? null : value[i]);
+    }
+    yield ']';
+  } else if (value && typeof value === 'object' && !(value instanceof Date)) {
+    yield '{';
+    let first = true;
+    for (const [key, entry] of Object.entries(value)) {
+      if (entry === undefined || typeof entry === 'function') continue;
+      yield `${first ? '' : ','}${JSON.stringify(key)}:`;
+      first = false;
+      yield* jsonPieces(entry);
+    }
+    yield '}';
+  } else yield JSON.stringify(value) ?? 'null';
 }
 
 function stringOrNull(value: unknown): string | null {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type {
+  ImageGenerationStream,
   ImageEngine,
   ImageGenerationResponse,
   ImageProgress,
@@ -71,6 +72,10 @@ export class CombinedImageEngine implements ImageEngine {
 
   img2img(request: Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationResponse> {
     return this.upstream.img2img(request, signal);
+  }
+
+  generate(operation: 'txt2img' | 'img2img', request: Txt2ImgRequest | Img2ImgRequest, signal: AbortSignal): Promise<ImageGenerationStream> {
+    return this.upstream.generate(operation, request, signal);
   }
 
   upscale(request: UpscaleRequest, signal: AbortSignal): Promise<UpscaleResponse> {

@@ -1,5 +1,6 @@
 import sharp, { type KernelEnum, type Metadata, type Sharp } from 'sharp';
 import type {
+  ImageGenerationStream,
   EmbeddedUpscalerName,
   ImageEngine,
   ImageGenerationResponse,
@@ -77,6 +78,10 @@ export class EmbeddedUpscaleEngine implements ImageEngine {
   }
 
   async img2img(): Promise<ImageGenerationResponse> {
+    throw noGeneration();
+  }
+
+  async generate(): Promise<ImageGenerationStream> {
     throw noGeneration();
   }
 
