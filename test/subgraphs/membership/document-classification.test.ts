@@ -64,7 +64,7 @@ function corpus(perCategory: number, seed: number): { text: string; category: st
   return Object.entries(VOCABULARY).flatMap(([category, words]) =>
     Array.from({ length: perCategory }, () => ({
       category,
-      text: Array.from({ length: 30 }, () => (random() < 0.45 ? pick(words) : pick(FILLER))).join(' '),
+      text: Array.from({ length: 30 }, () => (random() < 0.3 ? pick(words) : pick(FILLER))).join(' '),
     })),
   );
 }
