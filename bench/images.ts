@@ -407,12 +407,11 @@ function printMemory(m: MemoryFigures): void {
 What the copies are, by the code (the figures are measured; the attribution is read from the code):
 - held upstream: body-parser reads the body into a Buffer, decodes it to one string and JSON.parses it; V8 makes
   the parsed image strings slices of that string, so the whole decoded body stays alive with req.body (1 copy,
-  heap). The sd-webui engine JSON.stringifies the request again for undici (1 copy, heap), which makes a Buffer of
-  it (1 copy, external). Nothing of the request streams: about 3 copies of every image wait with it upstream.
-- the answer: undici's body.text() collects the answer's chunks (Buffers) and decodes them to a string, JSON.parse
-  makes the image strings (slices again), res.json JSON.stringifies the whole answer, and express makes a Buffer
-  of that to compute its ETag and send it. The answer does not stream through either: up to 4 answer-sized
-  copies are made per request (Buffers, text, re-serialised text, Buffer), not all alive at once.
+  heap, the "after a full GC" line). The sd-webui engine sends the request to undici piece by piece (each image
+  serialised on its own as it goes), so what it adds is garbage of one image at a time, not another whole body.
+- the answer streams through: stream-json tokenizes the upstream's chunks and each image's base64 is written to the
+  client in pieces under the socket's backpressure (at most the first 1 MiB of an answer is held); no answer-sized
+  copy is made.
 - "held" is read while the six wait upstream (all bodies sent, no answer yet), "after a full GC" is what is still
   referenced then; the peaks cover the answers too. RSS also keeps what the allocator has not returned to the
   system, which is why it stays above the baseline after the run.`);

@@ -93,8 +93,9 @@ export async function* readGeneration(body: Readable): ImageGenerationStream {
     }
   } catch (error) {
     if (error instanceof ImageEngineError) throw error;
-    // The body failed or was not JSON; the caller tells a timeout or an abort from this.
-    throw (error as Error)?.name === 'AbortError' || !(error instanceof Error) || !/JSON|Parser|token/i.test(error.message) ? error : malformed('not JSON');
+    // stream-json's tokenizer refusing the text is the upstream's fault; anything else (the body
+    // failing, an abort, the deadline) goes to the caller, which tells them apart.
+    throw error instanceof Error && error.message.startsWith('Parser cannot parse input') ? malformed('not JSON') : error;
   } finally {
     body.destroy();
   }
