@@ -112,10 +112,16 @@ describe('POST /documents/upload', () => {
     for (const paragraph of DOCX_PARAGRAPHS) expect(extraction.text).toContain(paragraph);
   });
 
-  it('sniffs the type from the bytes: a PNG named .pdf is a PNG, an ELF binary named .pdf is 415', async () => {
+  it('sniffs the type from the bytes: a PNG named .pdf is a PNG (read by OCR), an ELF binary named .pdf is 415', async () => {
     const key = await freshKey();
     const png = await body<DocumentBody>(await multipart(key, textPng(), 'scan.pdf'), 201);
     expect(png.mimeType).toBe('image/png');
+    // Read by OCR through the pipeline: the rendered words, with a confidence.
+    const ocr = await body<{ method: string; confidence: number; text: string; pages: { method: string }[] }>(await settled(key, png.id, 90_000), 200);
+    expect(ocr.method).toBe('ocr');
+    expect(ocr.pages[0].method).toBe('ocr');
+    expect(ocr.text).toContain('4711');
+    expect(ocr.confidence).toBeGreaterThan(0.5);
     await expectError(await multipart(key, elfBinary(), 'report.pdf'), 415, 'unsupported_document_type');
     await expectError(await jsonUpload(key, elfBinary(), 'report.pdf', { contentType: 'application/pdf' }), 415, 'unsupported_document_type');
     const list = await body<{ data: DocumentBody[] }>(await platform.request('/api/v1/documents', { key }), 200);

@@ -260,6 +260,42 @@ describe('the membership REST paths answer as their document says', () => {
     await call('membership', 'DELETE', '/documents/categories/{id}', { params: { id }, status: 200 });
     await call('membership', 'GET', '/documents/categories/{id}', { params: { id }, status: 404 });
   });
+  it('documents: upload, list, metadata, extract, classify, category, trash, restore, download and the upload ticket', async () => {
+    const content = Buffer.from(`Contract check document ${Date.now()}: the annual regatta budget.`).toString('base64');
+    const created = await call('membership', 'POST', '/documents/upload', { json: { filename: 'check.txt', content, tags: ['contract'] }, status: 201 });
+    const id = String(created.id);
+    await call('membership', 'POST', '/documents/upload', { json: { filename: 'again.txt', content }, status: 409 });
+    for (let i = 0; i < 200; i++) {
+      const response = await platform.request(`/api/v1/documents/${id}/extract`, { key: liveKey });
+      await response.text();
+      if (response.status !== 202) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await call('membership', 'GET', '/documents/{id}/extract', { params: { id }, status: 200 });
+    await call('membership', 'GET', '/documents/{id}/classify', { params: { id }, status: 200 });
+    await call('membership', 'GET', '/documents', { query: 'q=regatta', status: 200 });
+    await call('membership', 'GET', '/documents/{id}', { params: { id }, status: 200 });
+    await call('membership', 'PUT', '/documents/{id}/category', { params: { id }, json: { category: 'contract' }, status: 200 });
+    await call('membership', 'DELETE', '/documents/{id}', { params: { id }, status: 200 });
+    await call('membership', 'POST', '/documents/{id}/restore', { params: { id }, status: 200 });
+    await call('membership', 'GET', '/documents/{id}', { params: { id: '00000000-0000-4000-8000-ffffffffffff' }, status: 404 });
+
+    // The byte paths answer bytes, not JSON: their status and type are what the document says.
+    const download = await platform.request(`/api/v1/documents/${id}/download`, { key: liveKey });
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).toString('base64')).toBe(content);
+    expect(documents.membership.paths['/documents/{id}/download'].get.responses['200'].content).toHaveProperty('application/octet-stream');
+    checked.add('membership get /documents/{id}/download');
+    const ticket = (await (
+      await platform.request('/graphql', { method: 'POST', key: liveKey, json: { query: 'mutation { createDocumentUpload(filename: "ticket.txt") { uploadId } }' } })
+    ).json()) as { data: { createDocumentUpload: { uploadId: string } } };
+    const put = await platform.request(`/api/v1/documents/uploads/${ticket.data.createDocumentUpload.uploadId}`, { method: 'PUT', key: liveKey, body: 'ticket bytes', headers: { 'content-type': 'application/octet-stream' } });
+    const staged = (await put.json()) as Json;
+    expect(put.status).toBe(200);
+    contracts.membership ??= new Contract(documents.membership);
+    expect(contracts.membership.errors('PUT', '/documents/uploads/{id}', 200, staged)).toEqual([]);
+    checked.add('membership put /documents/uploads/{id}');
+  });
 });
 
 describe('the traceroute REST paths answer as their document says, in snake_case', () => {

@@ -117,7 +117,7 @@ export class Document {
   @Property({ type: 'string', length: 12, nullable: true })
   extractionMethod?: string | null;
 
-  @Field(() => Float, { nullable: true, description: 'Mean OCR confidence, 0 to 100; null without OCR.' })
+  @Field(() => Float, { nullable: true, description: 'Mean OCR confidence, 0 to 1; null without OCR.' })
   @Property({ type: 'float', columnType: 'real', nullable: true })
   extractionConfidence?: number | null;
 

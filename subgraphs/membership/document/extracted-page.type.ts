@@ -11,6 +11,6 @@ export class ExtractedPageType {
   @Field(() => String, { description: 'text-layer, ocr or plain.' })
   method!: string;
 
-  @Field(() => Float, { nullable: true, description: 'OCR confidence, 0 to 100; null when not OCR.' })
+  @Field(() => Float, { nullable: true, description: 'OCR confidence, 0 to 1; null when not OCR.' })
   confidence!: number | null;
 }

@@ -104,6 +104,22 @@ describe('DocumentWorker', () => {
     for (const id of ids) expect(await row(id)).toMatchObject({ status: 'ready', attempts: 1 });
   });
 
+  it('takes over a document whose worker died once its lease runs out, and the dead worker cannot write over it', async () => {
+    const principal = principalFor();
+    const orphan = await upload(principal, Buffer.from('Claimed by a worker that died ' + Date.now()), 'orphan.txt');
+    // A worker claimed it (lease "dead") and vanished; its lease has run out.
+    await em().execute(
+      `update "membership"."document" set "status" = 'processing', "attempts" = 1, "lease" = gen_random_uuid(), "locked_until" = now() - interval '1 second' where "id" = ?`,
+      [orphan.id],
+    );
+    const [{ lease: deadLease }] = await em().execute<{ lease: string }[]>(`select "lease" from "membership"."document" where "id" = ?`, [orphan.id]);
+    await drain(worker());
+    expect(await row(orphan.id)).toMatchObject({ status: 'ready', attempts: 2, lease: null });
+    // The dead worker's late write finds no row under its lease.
+    const late = await em().execute<{ id: string }[]>(`update "membership"."document" set "status" = 'failed' where "id" = ? and "lease" = ? returning "id"`, [orphan.id, deadLease]);
+    expect(late).toEqual([]);
+  });
+
   it('retries a failed attempt after the backoff and succeeds, then fails for good after the last retry', async () => {
     const principal = principalFor();
     const flaky = await upload(principal, Buffer.from('A transient failure, then success ' + Date.now()), 'flaky.txt');
