@@ -79,7 +79,7 @@ export const membershipRoutes: BridgeRoutes = {
  * Objects with an id that sofa would otherwise cut down to `{id}` when nested: a page's items,
  * and a job's poster, whose name a job board shows.
  */
-export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'JobMatchSearch.member', 'JobMatchSearch.job', 'MatchingJob.posting', 'MatchingMember.member', 'PostingMatch.posting', 'CandidateMatch.member', 'DocumentPage.data'];
+export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'JobPosting.postedBy', 'EventPage.data', 'AttendeePage.data', 'CheckInResult.attendee', 'Attendee.member', 'ChatChannelPage.data', 'ChatMessagePage.data', 'CreatedChatWebhook.webhook', 'InvoicePage.data', 'JobApplicationPage.data', 'JobApplication.member', 'PostingMatch.job', 'CandidateMatch.candidate', 'DocumentPage.data'];
 
 // Tenders: page items, lots, awards, receipts and a placed bid's parts are shown whole.
 membershipExpanded.push('TenderPage.data', 'Tender.lots', 'Tender.awards', 'VendorPage.data', 'BidPage.data', 'Bid.receipts', 'BidWithReceipt.bid', 'BidWithReceipt.receipt', 'BidReceiptVerification.receipt');
@@ -91,4 +91,4 @@ membershipExpanded.push('DocumentCategory.rules');
  * Fields left out of the REST representations: a member's job postings live in another subgraph,
  * and every member page would otherwise fan out to it.
  */
-export const membershipHidden = ['Member.jobPostings', 'Member.matchingProfile'];
+export const membershipHidden = ['Member.jobPostings', 'Member.matchingProfile', 'MatchingJob.posting', 'MatchingMember.member', 'CandidateMatch.job', 'PostingMatch.posting', 'CandidateMatch.member'];

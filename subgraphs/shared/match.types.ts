@@ -1,3 +1,4 @@
+import { DomainError } from './errors.js';
 import { Directive, Field, Float, Int, ObjectType } from './type-graphql.js';
 
 /** The points each part of a job match gave; both the marketplace and membership answer it. */
@@ -46,5 +47,27 @@ export function decodeRankCursor(cursor: string): number | null {
     return Number.isInteger(parsed.o) && (parsed.o as number) >= 0 && (parsed.o as number) <= 100_000 ? (parsed.o as number) : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The page of a ranking, carried in the key of MatchingMember and MatchingJob (`id page`): the
+ * ranked list is an entity field resolved in the other subgraph, and a key is all that travels
+ * with the reference, so the page travels in it (no nested field arguments on the REST path).
+ */
+export function encodeMatchPage(page: { limit?: number | null; after?: string | null }): string {
+  return JSON.stringify({ limit: page.limit ?? null, after: page.after ?? null });
+}
+
+/** The page of a `page` key; a key this API did not make is a bad cursor. */
+export function decodeMatchPage(page: string | null | undefined): { limit: number | null; after: string | null } {
+  try {
+    const parsed = JSON.parse(page ?? '{}') as { limit?: unknown; after?: unknown };
+    const limit = parsed.limit ?? null;
+    const after = parsed.after ?? null;
+    if ((limit !== null && (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 100)) || (after !== null && typeof after !== 'string')) throw new Error('bad page');
+    return { limit: limit as number | null, after: after as string | null };
+  } catch {
+    throw new DomainError('BAD_USER_INPUT', 'The page of this ranking is not one this API issued', { param: 'after', reason: 'invalid_cursor' });
   }
 }

@@ -83,7 +83,16 @@ describe('job postings over REST', () => {
       description: 'Build things.',
       location: 'Leeds',
       createdAt: expect.any(String),
+      updatedAt: expect.any(String),
       livemode: true,
+      status: 'OPEN',
+      skills: [],
+      remote: false,
+      employmentType: null,
+      salaryMin: null,
+      salaryMax: null,
+      salaryCurrency: null,
+      closesAt: null,
       postedBy: expect.objectContaining({ id: poster.id, name: 'Bob Builder', email: 'bob@example.org' }),
     });
   });

@@ -117,6 +117,9 @@ describe('the member routes', () => {
       postalCode: null,
       country: null,
       customFields: null,
+      headline: null,
+      skills: [],
+      location: null,
     });
     expect(await body(await getMember(key, created.id), 200)).toEqual(created);
   });
@@ -254,6 +257,16 @@ describe('the member routes', () => {
       '/chat/webhooks': ['post'],
       '/jobs': ['get', 'post'],
       '/jobs/{id}': ['get'],
+      '/jobs/match': ['get'],
+      '/jobs/{id}/apply': ['post'],
+      '/jobs/{id}/applicants': ['get'],
+      '/jobs/{id}/publish': ['post'],
+      '/jobs/{id}/close': ['post'],
+      '/job-applications/{id}': ['get'],
+      '/job-applications/{id}/move': ['post'],
+      '/job-applications/{id}/reject': ['post'],
+      '/job-applications/{id}/hire': ['post'],
+      '/job-applications/{id}/withdraw': ['post'],
       '/tenders': ['get', 'post'],
       '/tenders/{id}': ['get', 'put'],
       '/tenders/{id}/publish': ['post'],

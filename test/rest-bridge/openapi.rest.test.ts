@@ -249,6 +249,33 @@ describe('the membership REST paths answer as their document says', () => {
     await call('membership', 'GET', '/jobs/{id}', { params: { id: String(job.id) }, status: 200 });
   });
 
+  it('jobs: lifecycle, applications and matching', async () => {
+    const poster = String((await call('membership', 'POST', '/members', { json: { name: 'Poster', email: 'poster.jobs@example.org', headline: 'Hiring manager', skills: ['hiring'] }, status: 201 })).id);
+    const ada = String((await call('membership', 'POST', '/members', { json: { name: 'Ada', email: 'ada.jobs@example.org', headline: 'Backend engineer', skills: ['TypeScript', 'SQL'], city: 'Leeds' }, status: 201 })).id);
+    const draft = await call('membership', 'POST', '/jobs', { json: { postedBy: poster, title: 'Backend engineer', description: 'APIs in TypeScript.', status: 'DRAFT', skills: ['typescript', 'sql'], location: 'Leeds', employmentType: 'FULL_TIME', salaryMin: 40000, salaryMax: 60000, salaryCurrency: 'GBP' }, status: 201 });
+    const jobId = String(draft.id);
+    await call('membership', 'POST', '/jobs/{id}/apply', { params: { id: jobId }, json: { memberId: ada }, status: 409 });
+    await call('membership', 'POST', '/jobs/{id}/publish', { params: { id: jobId }, json: {}, status: 200 });
+    const application = await call('membership', 'POST', '/jobs/{id}/apply', { params: { id: jobId }, json: { memberId: ada, coverLetter: 'Hello', answers: [{ question: 'Start?', answer: 'May' }] }, status: 201 });
+    const applicationId = String(application.id);
+    await call('membership', 'POST', '/jobs/{id}/apply', { params: { id: jobId }, json: { memberId: ada }, status: 409 });
+    await call('membership', 'GET', '/jobs/{id}/applicants', { params: { id: jobId }, status: 200 });
+    await call('membership', 'GET', '/jobs/{id}/applicants', { params: { id: '00000000-0000-4000-8000-000000000000' }, status: 404 });
+    await call('membership', 'GET', '/job-applications/{id}', { params: { id: applicationId }, status: 200 });
+    await call('membership', 'POST', '/job-applications/{id}/move', { params: { id: applicationId }, json: { stage: 'INTERVIEW' }, status: 200 });
+    await call('membership', 'POST', '/job-applications/{id}/reject', { params: { id: applicationId }, json: { reason: 'Filled internally' }, status: 200 });
+    await call('membership', 'POST', '/job-applications/{id}/withdraw', { params: { id: applicationId }, json: {}, status: 409 });
+    const outside = String((await call('membership', 'POST', '/jobs/{id}/apply', { params: { id: jobId }, json: { name: 'Out Side', email: 'out@example.org', resumeText: 'SQL' }, status: 201 })).id);
+    await call('membership', 'POST', '/job-applications/{id}/withdraw', { params: { id: outside }, json: {}, status: 200 });
+    const hired = String((await call('membership', 'POST', '/jobs/{id}/apply', { params: { id: jobId }, json: { memberId: ada }, status: 201 })).id);
+    await call('membership', 'GET', '/jobs/match', { query: `memberId=${ada}`, status: 200 });
+    await call('membership', 'GET', '/jobs/match', { query: `jobId=${jobId}&limit=5`, status: 200 });
+    await call('membership', 'GET', '/jobs/match', { status: 400 });
+    await call('membership', 'POST', '/job-applications/{id}/hire', { params: { id: hired }, json: { fillPosting: true }, status: 200 });
+    const other = String((await call('membership', 'POST', '/jobs', { json: { postedBy: poster, title: 'Other', description: 'd' }, status: 201 })).id);
+    await call('membership', 'POST', '/jobs/{id}/close', { params: { id: other }, json: { reason: 'Budget' }, status: 200 });
+  });
+
   it('document categories', async () => {
     await call('membership', 'GET', '/documents/categories', { status: 200 });
     const category = await call('membership', 'POST', '/documents/categories', { json: { name: 'Contract check', rules: [{ kind: 'ANY', pattern: 'checked' }] }, status: 201 });

@@ -3,7 +3,7 @@ import { ArgsType, Field, ID } from '../../shared/type-graphql.js';
 import { PageArgs } from '../../shared/page.args.js';
 
 @ArgsType()
-export class JobMatchesArgs {
+export class JobMatchesArgs extends PageArgs {
   @Field(() => ID, { nullable: true, description: 'Rank open postings for this member.' })
   @IsOptional()
   memberId?: string | null;
@@ -12,6 +12,3 @@ export class JobMatchesArgs {
   @IsOptional()
   jobId?: string | null;
 }
-
-@ArgsType()
-export class RankedPageArgs extends PageArgs {}

@@ -6,10 +6,14 @@ import { JobPosting } from '../job/job-posting.entity.js';
  * A type of its own, so that posting lists over REST do not rank members for every row.
  */
 @ObjectType('MatchingJob', { description: 'A job posting as job matching sees it.' })
-@Directive('@key(fields: "id")')
+@Directive('@key(fields: "id page")')
 export class MatchingJobType {
   @Field(() => ID)
   id!: string;
+
+  /** The page of candidateMatches (see encodeMatchPage), part of the key. */
+  @Field(() => String, { description: 'The page of candidateMatches, as jobMatches set it.' })
+  page!: string;
 
   @Field(() => String)
   title!: string;
@@ -31,6 +35,6 @@ export class MatchingJobType {
 }
 
 /** The matching view of a posting. */
-export function matchingJobOf(posting: JobPosting): MatchingJobType {
-  return { id: posting.id, title: posting.title, description: posting.description, skills: posting.skills, location: posting.location ?? null, remote: posting.remote, posting };
+export function matchingJobOf(posting: JobPosting, page: string): MatchingJobType {
+  return { id: posting.id, page, title: posting.title, description: posting.description, skills: posting.skills, location: posting.location ?? null, remote: posting.remote, posting };
 }

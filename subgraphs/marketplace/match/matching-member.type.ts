@@ -5,10 +5,14 @@ import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
  * @requires, the profile fields the ranking of postings needs.
  */
 @ObjectType('MatchingMember')
-@Directive('@key(fields: "id")')
+@Directive('@key(fields: "id page")')
 export class MatchingMemberType {
   @Field(() => ID)
   id!: string;
+
+  /** The page of jobMatches (see encodeMatchPage), part of the key. */
+  @Field(() => String, { description: 'The page of jobMatches, as matchingProfile or jobMatches set it.' })
+  page!: string;
 
   @Field(() => [String])
   @Directive('@external')

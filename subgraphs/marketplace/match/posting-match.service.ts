@@ -5,6 +5,7 @@ import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
 import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
 import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
 import { JobPosting } from '../job/job-posting.entity.js';
+import { summaryOf } from './job-posting-summary.js';
 import type { MatchingMemberType } from './matching-member.type.js';
 import type { PostingMatchPage } from './posting-match.types.js';
 
@@ -17,7 +18,8 @@ interface RankedRow {
 /**
  * Open postings ranked for a member whose skills, headline and location came by federation
  * (@requires). One statement: only open postings (closing date not passed) sharing a skill or a
- * word with the member are considered (both indexed), ordered by the shared score formula.
+ * word with the member are considered (both indexed), ordered by the shared score formula. The
+ * text part ranks the member's profile against the posting's title and skills, as membership does.
  */
 export class PostingMatchService {
   constructor(
@@ -32,6 +34,7 @@ export class PostingMatchService {
     const offered = normalizeSkills(member.skills);
     const rows = (await this.em.getConnection().execute(POSTING_RANKING_SQL, [
       pgArrayLiteral(offered),
+      `${member.headline ?? ''} ${offered.join(' ')}`,
       `${member.headline ?? ''} ${offered.join(' ')}`,
       member.location ?? null,
       this.principal.accountId,
@@ -53,7 +56,7 @@ export class PostingMatchService {
         remote: posting.remote,
         candidateLocation: member.location,
       });
-      return [{ posting, ...explanation }];
+      return [{ posting, job: summaryOf(posting), ...explanation }];
     });
     const hasMore = rows.length > limit;
     return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };
@@ -63,10 +66,12 @@ export class PostingMatchService {
 /** Open postings of one account and mode ranked for a member; parameters in the order `rank` passes them. */
 export const POSTING_RANKING_SQL = `
 with q as (
-  select ?::text[] as offered, ${anyTermQuerySql('?::text')} as query, ?::text as location
+  select ?::text[] as offered, ?::text as profile, ${anyTermQuerySql('?::text')} as query, ?::text as location
 ), ranked as (
   select p."id",
-    ts_rank(to_tsvector('english', p."title" || ' ' || p."description"), q.query) as rank,
+    -- The member's profile ranked against the posting's title and skills: the same pair membership
+    -- ranks for candidateMatches, so a match scores the same in both directions.
+    ts_rank(to_tsvector('english', q.profile), ${anyTermQuerySql(`p."title" || ' ' || array_to_string(p."skills", ' ')`)}) as rank,
     p."skills" as required,
     ${locationFitSql({ posting: 'p."location"', remote: 'p."remote"', candidate: 'q.location' })} as fit,
     q.offered

@@ -1,6 +1,7 @@
 import { Arg, Args, ArgsType, Ctx, Directive, FieldResolver, ID, Query, Resolver, Root } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { PageArgs } from '../../shared/page.args.js';
+import { decodeMatchPage, encodeMatchPage } from '../../shared/match.types.js';
 import { CandidateMatchPage } from './candidate-match.types.js';
 import { CandidateMatchService } from './candidate-match.service.js';
 import { MatchingJobType } from './matching-job.type.js';
@@ -16,18 +17,17 @@ export class CandidateMatchResolver {
    * marketplace (null there when the posting is not the caller's). It also puts MatchingJob in
    * membership's schema, which nothing else here returns.
    */
-  @Query(() => MatchingJobType, { nullable: true, description: 'A job posting as job matching sees it; same as jobMatches(jobId).job.' })
-  matchingJob(@Arg('id', () => ID) id: string): Pick<MatchingJobType, 'id'> {
-    return { id };
+  @Query(() => MatchingJobType, { nullable: true, description: 'A job posting as job matching sees it, by id; limit and after page its candidateMatches.' })
+  matchingJob(@Arg('id', () => ID) id: string, @Args(() => CandidateMatchesArgs) page: CandidateMatchesArgs): Pick<MatchingJobType, 'id' | 'page'> {
+    return { id, page: encodeMatchPage(page) };
   }
 
   @FieldResolver(() => CandidateMatchPage, { description: "The account's members ranked for this posting, best first, each score explained." })
   @Directive('@requires(fields: "title description skills location remote")')
   candidateMatches(
     @Root() posting: MatchingJobType,
-    @Args(() => CandidateMatchesArgs) args: CandidateMatchesArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<CandidateMatchPage> {
-    return new CandidateMatchService(ctx.em, ctx.principal).rank(posting, args);
+    return new CandidateMatchService(ctx.em, ctx.principal).rank(posting, decodeMatchPage(posting.page));
   }
 }

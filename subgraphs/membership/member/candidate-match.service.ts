@@ -5,6 +5,7 @@ import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
 import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
 import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
 import { Member } from './member.entity.js';
+import { candidateSummaryOf } from './candidate-summary.js';
 import type { CandidateMatchPage } from './candidate-match.types.js';
 import type { MatchingJobType } from './matching-job.type.js';
 
@@ -54,7 +55,7 @@ export class CandidateMatchService {
         remote: posting.remote ?? false,
         candidateLocation: member.location,
       });
-      return [{ member, job: { id: posting.id }, ...explanation }];
+      return [{ member, candidate: candidateSummaryOf(member), job: { id: posting.id, page: posting.page }, ...explanation }];
     });
     const hasMore = rows.length > limit;
     return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };

@@ -6,10 +6,14 @@ import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
  * never reads the marketplace's tables.
  */
 @ObjectType('MatchingJob', { description: 'A job posting as job matching sees it.' })
-@Directive('@key(fields: "id")')
+@Directive('@key(fields: "id page")')
 export class MatchingJobType {
   @Field(() => ID)
   id!: string;
+
+  /** The page of candidateMatches (see encodeMatchPage), part of the key. */
+  @Field(() => String, { description: 'The page of candidateMatches, as jobMatches set it.' })
+  page!: string;
 
   @Field(() => String)
   @Directive('@external')

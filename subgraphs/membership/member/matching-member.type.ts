@@ -6,10 +6,14 @@ import { Member } from './member.entity.js';
  * for the member. A type of its own, so that member lists over REST do not rank for every row.
  */
 @ObjectType('MatchingMember', { description: 'A member as job matching sees it.' })
-@Directive('@key(fields: "id")')
+@Directive('@key(fields: "id page")')
 export class MatchingMemberType {
   @Field(() => ID)
   id!: string;
+
+  /** The page of jobMatches (see encodeMatchPage), part of the key. */
+  @Field(() => String, { description: 'The page of jobMatches, as matchingProfile or jobMatches set it.' })
+  page!: string;
 
   @Field(() => [String])
   skills!: string[];
