@@ -50,6 +50,7 @@ export interface BidBody {
   version: number;
   value: { amount: number; currency: string };
   receipts?: ReceiptBody[];
+  livemode?: boolean;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
