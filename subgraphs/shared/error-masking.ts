@@ -18,8 +18,9 @@ export function isClientError(code: unknown): code is string {
 /** What a client may see of an error's extensions: its code, reason, param and request id; nothing a server added on the way. */
 export function clientExtensions(extensions: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   // existingId: the document a duplicate upload (409 document_duplicate) already made.
-  const { code, reason, param, requestId, existingId } = extensions ?? {};
-  return Object.fromEntries(Object.entries({ code, reason, param, requestId, existingId }).filter(([, value]) => value !== undefined));
+  // from, to: the states an illegal transition (409 illegal_tender_transition, …) was refused between.
+  const { code, reason, param, requestId, existingId, from, to } = extensions ?? {};
+  return Object.fromEntries(Object.entries({ code, reason, param, requestId, existingId, from, to }).filter(([, value]) => value !== undefined));
 }
 
 /**

@@ -81,7 +81,7 @@ describe('tenders', () => {
     expect(await body<TenderBody>(await api(`/tenders/${draft.id}`, other.key), 200)).toMatchObject({ id: draft.id, isBuyer: false });
     await expectError(await api(`/tenders/${draft.id}/publish`, buyer.key, { method: 'POST' }), 409, 'illegal_tender_transition');
     const viaGraphql = await graphql(buyer.key, 'mutation($id: ID!) { publishTender(id: $id) { id } }', { id: draft.id });
-    expect(viaGraphql.errors?.[0]).toMatchObject({ message: 'A tender cannot go from active to active', extensions: { code: 'CONFLICT', reason: 'illegal_tender_transition' } });
+    expect(viaGraphql.errors?.[0]).toMatchObject({ message: 'A tender cannot go from active to active', extensions: { code: 'CONFLICT', reason: 'illegal_tender_transition', from: 'active', to: 'active' } });
     await expectError(await api(`/tenders/${draft.id}/cancel`, other.key, { method: 'POST', json: { reason: 'no' } }), 403, 'not_tender_buyer');
     const cancelled = await body<TenderBody>(await api(`/tenders/${draft.id}/cancel`, buyer.key, { method: 'POST', json: { reason: 'Budget withdrawn' } }), 200);
     expect(cancelled).toMatchObject({ status: 'CANCELLED', cancellationReason: 'Budget withdrawn' });
@@ -119,7 +119,7 @@ describe('vendors', () => {
     const self = await graphql(seller.key, 'mutation($id: ID!) { qualifyVendor(id: $id, status: APPROVED) { status } }', { id: seller.vendorId });
     expect(self.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
     const illegal = await graphql(await kit.admin(), 'mutation($id: ID!) { qualifyVendor(id: $id, status: SUSPENDED) { status } }', { id: seller.vendorId });
-    expect(illegal.errors?.[0]).toMatchObject({ message: 'A vendor cannot go from pending to suspended', extensions: { code: 'CONFLICT', reason: 'illegal_vendor_transition' } });
+    expect(illegal.errors?.[0]).toMatchObject({ message: 'A vendor cannot go from pending to suspended', extensions: { code: 'CONFLICT', reason: 'illegal_vendor_transition', from: 'pending', to: 'suspended' } });
     expect(await qualify(seller.vendorId!, 'APPROVED')).toEqual({ status: 'APPROVED' });
     await qualify(seller.vendorId!, 'SUSPENDED');
     await expectError(await bid(seller.key, t.id, { amount: 10 }), 403, 'vendor_not_approved');
