@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKey } from '../platform/identity/api-key.entity.js';
 import { IdentityService } from '../platform/identity/identity.service.js';
+import type { KeyCache } from '../platform/identity/key-cache.js';
 import { sendApiError } from '../rest-bridge/errors.js';
 import type { Principal } from '../subgraphs/shared/principal.js';
 import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
@@ -30,7 +31,7 @@ function worstBreach(states: WindowState[]): WindowState | undefined {
  * with the interface's own status, error name and body. Accepted requests get `req.principal`.
  * GET on `publicPaths` (the OpenAPI documents) needs no key: it is counted by client address.
  */
-export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface, publicPaths: readonly string[] = []) {
+export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface, publicPaths: readonly string[] = [], keyCache?: KeyCache) {
   const open = new Set(publicPaths);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
@@ -44,7 +45,7 @@ export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: Edg
       } else if (!secret) {
         refusal = 'missing';
       } else {
-        const result = await new IdentityService(identityOrm.em.fork()).authenticate(secret);
+        const result = await new IdentityService(identityOrm.em.fork(), { keyCache }).authenticate(secret);
         if (!result.ok) refusal = result.reason;
         else if (!edge.kinds(req).includes(result.principal.kind)) refusal = 'wrong_kind';
         else ({ principal, key } = result);

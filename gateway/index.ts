@@ -47,6 +47,7 @@ import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websocket-server.js';
 import { healthHandler } from './health.js';
 import { SigningDataSource } from './signing-data-source.js';
+import { KeyCache } from '../platform/identity/key-cache.js';
 import { relayStream } from './stream-relay.js';
 import { callInference, relayAgent, relayInference } from './inference-relay.js';
 
@@ -72,6 +73,8 @@ export interface EdgeOptions {
   localInference?: express.RequestHandler;
   /** The document upload cap the edge applies before relaying (DOCUMENT_MAX_UPLOAD_BYTES). */
   documents?: { maxUploadBytes: number };
+  /** How long a looked-up key is reused (KEY_CACHE_SECONDS); 0 reads the key store on every request. Default 30. */
+  keyCacheSeconds?: number;
 }
 
 export interface Edge {
@@ -152,8 +155,11 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
 
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const limiter = new RateLimiter(redis);
+  // One cache per edge process, told of every key change by the key store's notices (key-cache.ts).
+  const keyCache = new KeyCache({ ttlMs: (options.keyCacheSeconds ?? 30) * 1000, logger: options.logger.child({ part: 'key-cache' }) });
+  await keyCache.listen(String(options.identityOrm.config.get('clientUrl')));
   const guard = (edge: Parameters<typeof edgeGuard>[2], publicPaths: string[] = []) =>
-    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths);
+    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths, keyCache);
   const { restBases: bases, rateLimits } = options;
   // Which interface's error body a failure at `path` is answered in.
   const formats: [string, ErrorFormat][] = [
@@ -256,6 +262,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       options.logger,
     ),
     identityOrm: options.identityOrm,
+    keyCache,
     limiter,
     edge: graphqlInterface(rateLimits),
     subgraphUrls: options.subgraphUrls,
@@ -290,6 +297,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await apollo.stop();
       await redis?.quit();
       await inferenceAgent.close();
+      await keyCache.close();
     },
   };
 }

@@ -73,6 +73,8 @@ export interface PlatformConfig {
   };
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
+  /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
+  keyCacheSeconds: number;
   introspection: boolean;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
@@ -92,11 +94,11 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
-function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
   return value;
 }
 
@@ -199,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       keyRecheckMs: atMost(countFromEnv(env, 'WS_KEY_RECHECK_MS', 30000), 60000, 'WS_KEY_RECHECK_MS'),
     },
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
+    keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),

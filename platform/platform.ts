@@ -39,6 +39,7 @@ export async function startEdgeService(
     redisUrl: config.redisUrl,
     subscriptionLimits: config.subscriptions,
     documents: config.documents,
+    keyCacheSeconds: config.keyCacheSeconds,
   });
   try {
     return await listenEdge(edge, config.port, config.host);

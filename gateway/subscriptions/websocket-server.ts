@@ -6,6 +6,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../platform/identity/identity.service.js';
+import type { KeyCache } from '../../platform/identity/key-cache.js';
 import type { Principal } from '../../subgraphs/shared/principal.js';
 import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../subgraphs/shared/error-masking.js';
 import type { EdgeContext } from '../edge-context.js';
@@ -87,6 +88,8 @@ export function serveWebSockets(options: {
   apollo: ApolloServer<EdgeContext>;
   executor: SubscriptionExecutor;
   identityOrm: MikroORM;
+  /** The edge's cache of looked-up keys; the periodic re-checks of open sockets read the store itself. */
+  keyCache?: KeyCache;
   limiter: RateLimiter;
   edge: EdgeInterface;
   subgraphUrls: Record<string, string>;
@@ -153,7 +156,7 @@ export function serveWebSockets(options: {
         if (!secret) {
           return refuseConnection(socket, address, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');
         }
-        const result = await new IdentityService(options.identityOrm.em.fork()).authenticate(secret);
+        const result = await new IdentityService(options.identityOrm.em.fork(), { keyCache: options.keyCache }).authenticate(secret);
         if (!result.ok) return refuseConnection(socket, address, `Unauthorized: ${result.reason}`);
         // A client that hung up while its key was read has had its onClose already: registering
         // it now would keep the entry, its upstream clients and its key's re-checks for good.

@@ -3,7 +3,19 @@ import type { KeyKind } from '../../subgraphs/shared/principal.js';
 import { Account } from './account.entity.js';
 
 /** An API key. Only the SHA-256 of the secret is kept: the secret itself is shown once. */
-@Entity({ tableName: 'api_key' })
+@Entity({
+  tableName: 'api_key',
+  // Tells every key cache of a change (Migration20261123005000KeyChanges, key-cache.ts).
+  triggers: [
+    {
+      name: 'api_key_changed',
+      timing: 'after',
+      events: ['update', 'delete'],
+      forEach: 'row',
+      expression: 'create trigger "api_key_changed" after update or delete on "identity"."api_key" for each row execute function "identity"."api_key_changed"();',
+    },
+  ],
+})
 @Index({ properties: ['account', 'createdAt'] })
 export class ApiKey {
   @PrimaryKey({ type: 'string', length: 40 })

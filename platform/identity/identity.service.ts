@@ -4,6 +4,7 @@ import { DomainError } from '../../subgraphs/shared/errors.js';
 import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { evictKeyLocally, type KeyCache } from './key-cache.js';
 import { KeyLimitReachedError } from './key-limit-reached.error.js';
 
 const SECRET_PREFIX: Record<KeyKind, string> = {
@@ -32,6 +33,8 @@ const MEMBERSHIP_KINDS: readonly KeyKind[] = ['live', 'test'];
 export interface IdentitySettings {
   /** Live and test keys that are neither disabled nor expired, per account. */
   maxActiveKeysPerAccount?: number;
+  /** The edge's cache of looked-up keys (authenticate reads it first). */
+  keyCache?: KeyCache;
 }
 
 export interface KeyView {
@@ -127,11 +130,14 @@ function checkLimit(value: number | null | undefined, param: string): void {
 export class IdentityService {
   private readonly maxActiveKeys: number;
 
+  private readonly keyCache?: KeyCache;
+
   constructor(
     private readonly em: EntityManager,
     settings: IdentitySettings = {},
   ) {
     this.maxActiveKeys = settings.maxActiveKeysPerAccount ?? DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT;
+    this.keyCache = settings.keyCache;
   }
 
   async ensureAccount(slug: string): Promise<Account> {
@@ -267,6 +273,8 @@ export class IdentityService {
     if (plan !== null) checkPlan(plan, options);
     key.plan = plan;
     await this.em.flush();
+    // Other instances hear of it from the api_key trigger; this one's caches forget it before we answer.
+    evictKeyLocally(key.id);
     return toView(key);
   }
 
@@ -290,6 +298,7 @@ export class IdentityService {
       Object.assign(current, dates);
       return current;
     });
+    evictKeyLocally(key.id);
     return toView(key);
   }
 
@@ -300,9 +309,14 @@ export class IdentityService {
     return new Map(keys.map((key) => [key.id, key]));
   }
 
-  /** Looks a presented secret up by its hash: one indexed read per request. */
+  /** Looks a presented secret up by its hash: from the key cache when it has it, else one indexed read. */
   async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
-    const key = await this.em.findOne(ApiKey, { secretHash: hashSecret(secret) }, { populate: ['account'] });
+    const hash = hashSecret(secret);
+    let key = this.keyCache?.get(hash);
+    if (!key) {
+      key = (await this.em.findOne(ApiKey, { secretHash: hash }, { populate: ['account'] })) ?? undefined;
+      if (key) this.keyCache?.set(hash, key);
+    }
     if (!key) return { ok: false, reason: 'invalid_key' };
     const refusal = keyRefusal(key, now);
     if (refusal) return { ok: false, reason: refusal };

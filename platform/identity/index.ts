@@ -8,6 +8,7 @@ import { Migration20261122000000Identity } from './migrations/Migration202611220
 import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
 import { Migration20261122020000Idempotency } from './migrations/Migration20261122020000Idempotency.js';
 import { Migration20261123000000KeyPlans } from './migrations/Migration20261123000000KeyPlans.js';
+import { Migration20261123005000KeyChanges } from './migrations/Migration20261123005000KeyChanges.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
@@ -19,6 +20,7 @@ export const identityOrmOptions = {
     { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
     { name: 'Migration20261122020000Idempotency', class: Migration20261122020000Idempotency },
     { name: 'Migration20261123000000KeyPlans', class: Migration20261123000000KeyPlans },
+    { name: 'Migration20261123005000KeyChanges', class: Migration20261123005000KeyChanges },
   ],
 };
 
