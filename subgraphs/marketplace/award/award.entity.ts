@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
-import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { Check, Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../shared/principal.js';
@@ -47,6 +47,12 @@ export class BidScore {
 @ObjectType({ description: 'An award: the bid chosen for a lot, its value, and the scores that decided it.' })
 @Entity({ tableName: 'award' })
 @Index({ name: 'award_tender_index', properties: ['tenderId', 'createdAt'] })
+// One live award per lot (a tender without lots is one lot).
+@Index({
+  name: 'award_one_per_lot',
+  expression: `create unique index "award_one_per_lot" on "marketplace"."award" ("tender_id", coalesce("lot_id", '00000000-0000-0000-0000-000000000000'::uuid)) where "status" <> 'cancelled'`,
+})
+@Check({ name: 'award_status_check', expression: "status in ('pending', 'active', 'cancelled')" })
 export class Award {
   [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'cancellationReason' | 'value' | 'lotId';
 

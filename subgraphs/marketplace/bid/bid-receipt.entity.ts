@@ -11,7 +11,8 @@ import type { Mode } from '../../shared/principal.js';
  */
 @ObjectType({ description: 'A receipt of one bid version: SHA-256 over the canonical JSON of its content and time.' })
 @Entity({ tableName: 'bid_receipt' })
-@Index({ name: 'bid_receipt_bid_index', properties: ['bidId', 'version'] })
+@Index({ name: 'bid_receipt_bid_index', expression: 'create unique index "bid_receipt_bid_index" on "marketplace"."bid_receipt" ("bid_id", "version")' })
+@Index({ name: 'bid_receipt_sha256_index', properties: ['sha256'] })
 export class BidReceipt {
   [OptionalProps]?: 'id';
 

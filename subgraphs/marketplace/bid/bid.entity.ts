@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
-import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { Check, Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Directive, Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../shared/principal.js';
@@ -16,6 +16,14 @@ import { BidStatus } from './bid-status.js';
 @Directive('@key(fields: "id")')
 @Entity({ tableName: 'bid' })
 @Index({ name: 'bid_tender_created_index', properties: ['tenderId', 'createdAt', 'id'] })
+@Index({ name: 'bid_vendor_index', properties: ['vendorId', 'tenderId'] })
+// One bid per vendor and lot (a tender without lots is one lot), withdrawn ones aside.
+@Index({
+  name: 'bid_one_per_vendor_lot',
+  expression: `create unique index "bid_one_per_vendor_lot" on "marketplace"."bid" ("tender_id", "vendor_id", coalesce("lot_id", '00000000-0000-0000-0000-000000000000'::uuid)) where "status" <> 'withdrawn'`,
+})
+@Check({ name: 'bid_status_check', expression: "status in ('active', 'invalid', 'withdrawn', 'awarded', 'unsuccessful')" })
+@Check({ name: 'bid_amount_check', expression: 'amount > 0' })
 export class Bid {
   [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status' | 'version' | 'value' | 'lotId';
 
@@ -57,7 +65,7 @@ export class Bid {
   qualityAnswers!: string[];
 
   @Field(() => BidStatus)
-  @Property({ type: 'string', length: 16 })
+  @Property({ type: 'string', length: 16, default: 'active' })
   status: BidStatus = BidStatus.ACTIVE;
 
   /** The tender's termsVersion this bid was placed or last confirmed under. */
@@ -67,7 +75,7 @@ export class Bid {
 
   /** Raised by each amendment; every version has its receipt. */
   @Field(() => Int)
-  @Property({ type: 'integer' })
+  @Property({ type: 'integer', default: 1 })
   version: number = 1;
 
   @Field(() => DateTimeResolver)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
-import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { Check, Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Directive, Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../shared/principal.js';
@@ -16,6 +16,10 @@ import { CriteriaWeights, Period, TenderLot, Value, type StoredLot } from './ten
 @Directive('@key(fields: "id")')
 @Entity({ tableName: 'tender' })
 @Index({ name: 'tender_mode_created_index', properties: ['mode', 'createdAt', 'id'] })
+// Settling finds a mode's expired active tenders by their deadline.
+@Index({ name: 'tender_active_end_index', expression: `create index "tender_active_end_index" on "marketplace"."tender" ("mode", "tender_period_end") where "status" = 'active'` })
+@Check({ name: 'tender_status_check', expression: "status in ('draft', 'active', 'evaluation', 'awarded', 'complete', 'cancelled', 'unsuccessful')" })
+@Check({ name: 'tender_value_check', expression: 'value_amount > 0' })
 export class Tender {
   [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'termsVersion' | 'status' | 'cancellationReason' | 'awardPeriodStart' | 'awardPeriodEnd' | 'value' | 'tenderPeriod' | 'awardPeriod' | 'weights' | 'lotList' | 'documents' | 'bidCount';
 
@@ -83,12 +87,12 @@ export class Tender {
   invitedVendorIds!: string[];
 
   @Field(() => TenderStatus)
-  @Property({ type: 'string', length: 16 })
+  @Property({ type: 'string', length: 16, default: 'draft' })
   status: TenderStatus = TenderStatus.DRAFT;
 
   /** Raised by every change of terms while active: bids placed under an older version are invalid until confirmed. */
   @Field(() => Int, { description: 'Raised by each change of terms while active; bids placed under an older version must be confirmed again.' })
-  @Property({ type: 'integer' })
+  @Property({ type: 'integer', default: 1 })
   termsVersion: number = 1;
 
   @Field(() => String, { nullable: true })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps } from '@mikro-orm/core';
-import { Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Check, Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../shared/principal.js';
@@ -15,6 +15,7 @@ import { VendorStatus } from './vendor-status.js';
 @Entity({ tableName: 'vendor' })
 @Unique({ name: 'vendor_account_mode_unique', properties: ['accountId', 'mode'] })
 @Index({ name: 'vendor_mode_created_index', properties: ['mode', 'createdAt', 'id'] })
+@Check({ name: 'vendor_status_check', expression: "status in ('pending', 'approved', 'suspended')" })
 export class Vendor {
   [OptionalProps]?: 'id' | 'createdAt' | 'updatedAt' | 'livemode' | 'status';
 
@@ -49,7 +50,7 @@ export class Vendor {
   categories!: string[];
 
   @Field(() => VendorStatus)
-  @Property({ type: 'string', length: 16 })
+  @Property({ type: 'string', length: 16, default: 'pending' })
   status: VendorStatus = VendorStatus.PENDING;
 
   @Field(() => DateTimeResolver)
