@@ -188,6 +188,22 @@ try {
   for (const row of outcome) console.log(`status ${row.status}: ${row.n}; upload-to-ready p50 ${ms(Number(row.p50))}, p95 ${ms(Number(row.p95))}, max ${ms(Number(row.max))}`);
   for (const row of byType) console.log(`  ${row.mime_type}: ${row.n}, upload-to-ready p50 ${ms(Number(row.p50))}`);
 
+  // 1b. The same on an idle queue: one document at a time, uploaded and waited for.
+  const idleLatencies: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const file = await mixed(documents + i);
+    const t = performance.now();
+    const id = await upload(secret, file);
+    for (;;) {
+      const { rows } = await sql.query<{ status: string }>(`select status from membership.document where id = $1`, [id]);
+      if (rows[0].status === 'ready' || rows[0].status === 'failed') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    idleLatencies.push(performance.now() - t);
+  }
+  idleLatencies.sort((a, b) => a - b);
+  console.log(`idle queue, 30 mixed documents one at a time: upload to ready p50 ${ms(percentile(idleLatencies, 50))}, p95 ${ms(percentile(idleLatencies, 95))}, max ${ms(idleLatencies[idleLatencies.length - 1])}`);
+
   // 2. Memory during one 25 MiB upload, and during a 5 MiB one for comparison: flat means alike.
   await secondWorker.stop();
   for (const size of [5 * MiB, documentSettings.maxUploadBytes - 64 * 1024]) {

@@ -18,6 +18,7 @@ import type { DocumentExtraction } from './document-extraction.type.js';
 import type { DocumentClassification } from './document-classification.type.js';
 import type { DocumentUploadTicket } from './document-upload-ticket.type.js';
 import { takeIn, type IntakeResult } from './document-intake.js';
+import { DOCUMENT_QUEUED, documentQueueSignal } from './document-queue-signal.js';
 import {
   DocumentDuplicateError,
   DocumentNotTrashedError,
@@ -224,7 +225,7 @@ export class DocumentService {
     if (!upload.blob_id) throw new DocumentUploadIncompleteError(args.uploadId);
     const category = args.category ? await this.checkCategory(args.category) : null;
     if (args.memberId && !(await new MemberService(this.em, this.principal).find(args.memberId))) throw new MemberArgumentNotFoundError(args.memberId, 'memberId');
-    return this.em.transactional(async (tx) => {
+    const document = await this.em.transactional(async (tx) => {
       const sha256 = upload.sha256!.trim();
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`document:${this.scope.accountId}:${this.scope.mode}:${sha256}`]);
       if (!this.settings.allowDuplicates) {
@@ -253,6 +254,8 @@ export class DocumentService {
       await tx.flush();
       return document;
     });
+    documentQueueSignal.emit(DOCUMENT_QUEUED);
+    return document;
   }
 
   /** The small-file GraphQL path: base64 in the mutation, the same checks as a streamed upload. */

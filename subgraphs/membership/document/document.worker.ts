@@ -10,6 +10,7 @@ import type { DocumentStorage } from './document-storage.js';
 import type { DocumentClassifier, DocumentTextExtractor, ExtractionData } from './document-pipeline.js';
 import { classificationFields, requestTraining } from './document.service.js';
 import { PostgresDocumentStorage } from './postgres-document-storage.js';
+import { DOCUMENT_QUEUED, documentQueueSignal } from './document-queue-signal.js';
 
 const SECOND = 1000;
 const HOUSEKEEPING_INTERVAL_MS = 5 * SECOND;
@@ -57,6 +58,8 @@ export class DocumentWorker {
   private running: Promise<void> | undefined;
   private stopped = true;
   private lastHousekeeping = 0;
+  private waiting = false;
+  private wake: (() => void) | undefined;
   private readonly settings: DocumentSettings;
   private readonly storage: (em: EntityManager) => DocumentStorage;
   private readonly backoffMs: (attempt: number) => number;
@@ -89,14 +92,27 @@ export class DocumentWorker {
         .then((processed) => {
           if (this.stopped) return;
           // A full batch suggests more are waiting: poll again at once.
-          this.timer = setTimeout(tick, processed && processed >= this.settings.workers ? 0 : this.pollIntervalMs);
+          this.waiting = true;
+          this.timer = setTimeout(() => {
+            this.waiting = false;
+            tick();
+          }, processed && processed >= this.settings.workers ? 0 : this.pollIntervalMs);
         });
     };
+    // A document filed in this process wakes an idle worker instead of waiting for the poll.
+    this.wake = () => {
+      if (this.stopped || !this.waiting) return;
+      clearTimeout(this.timer);
+      this.waiting = false;
+      tick();
+    };
+    documentQueueSignal.on(DOCUMENT_QUEUED, this.wake);
     tick();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.wake) documentQueueSignal.off(DOCUMENT_QUEUED, this.wake);
     clearTimeout(this.timer);
     await this.running;
   }

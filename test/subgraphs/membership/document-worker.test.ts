@@ -120,6 +120,22 @@ describe('DocumentWorker', () => {
     expect(late).toEqual([]);
   });
 
+  it('starts on a document filed in its process at once, not at its next poll', async () => {
+    const principal = principalFor();
+    const sleepy = worker({ pollIntervalMs: 60_000 });
+    sleepy.start();
+    try {
+      // Let its first poll find nothing and go to sleep for a minute.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const filed = await upload(principal, Buffer.from('Wake the worker ' + Date.now()), 'wake.txt');
+      const deadline = Date.now() + 15_000;
+      while ((await row(filed.id))!.status !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await row(filed.id)).toMatchObject({ status: 'ready' });
+    } finally {
+      await sleepy.stop();
+    }
+  });
+
   it('retries a failed attempt after the backoff and succeeds, then fails for good after the last retry', async () => {
     const principal = principalFor();
     const flaky = await upload(principal, Buffer.from('A transient failure, then success ' + Date.now()), 'flaky.txt');
