@@ -100,14 +100,14 @@ async function call(
   api: 'membership' | 'traceroute',
   method: string,
   template: string,
-  options: { params?: Record<string, string>; query?: string; json?: unknown; status: number },
+  options: { params?: Record<string, string>; query?: string; json?: unknown; status: number; key?: string },
 ): Promise<Json> {
   const base = api === 'membership' ? '/api/v1' : '/v1/public';
   const concrete = template.replace(/\{(\w+)\}/g, (_, name: string) => options.params![name]);
   const response = await platform.request(`${base}${concrete}${options.query ? `?${options.query}` : ''}`, {
     method,
     json: options.json,
-    ...(api === 'membership' ? { key: liveKey } : { headers: { 'x-api-key': tracerouteKey } }),
+    ...(api === 'membership' ? { key: options.key ?? liveKey } : { headers: { 'x-api-key': tracerouteKey } }),
   });
   const text = await response.text();
   expect(response.status, text).toBe(options.status);
@@ -274,6 +274,44 @@ describe('the membership REST paths answer as their document says', () => {
     await call('membership', 'POST', '/job-applications/{id}/hire', { params: { id: hired }, json: { fillPosting: true }, status: 200 });
     const other = String((await call('membership', 'POST', '/jobs', { json: { postedBy: poster, title: 'Other', description: 'd' }, status: 201 })).id);
     await call('membership', 'POST', '/jobs/{id}/close', { params: { id: other }, json: { reason: 'Budget' }, status: 200 });
+  });
+
+  it('tenders: vendors, sealed bids, receipts, changed terms, awards', async () => {
+    const vendorKey = await platform.issueKey('contract-vendor', 'live');
+    const adminKey = await platform.issueKey('contract-ops', 'admin');
+    const vendor = await call('membership', 'POST', '/vendors', { key: vendorKey, json: { name: 'Acme', country: 'DE', registrationNumber: 'HRB 1', contactEmail: 'sales@acme.example', categories: ['roads'] }, status: 201 });
+    const vendorId = String(vendor.id);
+    await call('membership', 'GET', '/vendors', { status: 200 });
+    await call('membership', 'GET', '/vendors/{id}', { params: { id: vendorId }, status: 200 });
+    const qualified = await platform.request('/graphql', { method: 'POST', key: adminKey, json: { query: `mutation { qualifyVendor(id: "${vendorId}", status: APPROVED) { status } }` } });
+    expect(await qualified.json()).toEqual({ data: { qualifyVendor: { status: 'APPROVED' } } });
+    const endDate = new Date(Date.now() + 3000).toISOString();
+    const terms = { description: 'Resurface the road.', value: { amount: 1000, currency: 'EUR' }, tenderPeriod: { endDate } };
+    const awarded = String((await call('membership', 'POST', '/tenders', { json: { title: 'Road', ...terms, publish: true }, status: 201 })).id);
+    const cancelledAward = String((await call('membership', 'POST', '/tenders', { json: { title: 'Bridge', ...terms, publish: true }, status: 201 })).id);
+    const draft = String((await call('membership', 'POST', '/tenders', { json: { title: 'Draft', ...terms }, status: 201 })).id);
+    await call('membership', 'GET', '/tenders', { status: 200 });
+    await call('membership', 'GET', '/tenders/{id}', { params: { id: awarded }, status: 200 });
+    await call('membership', 'POST', '/tenders/{id}/publish', { params: { id: draft }, json: {}, status: 200 });
+    await call('membership', 'POST', '/tenders/{id}/cancel', { params: { id: draft }, json: { reason: 'Not needed' }, status: 200 });
+    const placed = await call('membership', 'POST', '/tenders/{id}/bid', { key: vendorKey, params: { id: awarded }, json: { amount: 900, currency: 'EUR' }, status: 201 });
+    const bidId = String((placed.bid as Json).id);
+    await call('membership', 'POST', '/tenders/{id}/bid', { key: vendorKey, params: { id: awarded }, json: { amount: 2000, currency: 'EUR' }, status: 400 });
+    await call('membership', 'GET', '/tenders/{id}/bids', { key: vendorKey, params: { id: awarded }, status: 200 });
+    await call('membership', 'GET', '/tenders/{id}/bids', { params: { id: awarded }, status: 403 });
+    await call('membership', 'GET', '/bids/{id}', { key: vendorKey, params: { id: bidId }, status: 200 });
+    const amended = await call('membership', 'PUT', '/bids/{id}', { key: vendorKey, params: { id: bidId }, json: { amount: 850 }, status: 200 });
+    await call('membership', 'GET', '/bid-receipts/{id}', { key: vendorKey, params: { id: String((amended.receipt as Json).id) }, status: 200 });
+    await call('membership', 'PUT', '/tenders/{id}', { params: { id: awarded }, json: { value: { amount: 950, currency: 'EUR' } }, status: 200 });
+    await call('membership', 'POST', '/bids/{id}/confirm', { key: vendorKey, params: { id: bidId }, json: {}, status: 200 });
+    const other = await call('membership', 'POST', '/tenders/{id}/bid', { key: vendorKey, params: { id: cancelledAward }, json: { amount: 700, currency: 'EUR' }, status: 201 });
+    await call('membership', 'POST', '/bids/{id}/withdraw', { key: vendorKey, params: { id: String((other.bid as Json).id) }, json: {}, status: 200 });
+    await call('membership', 'POST', '/tenders/{id}/bid', { key: vendorKey, params: { id: cancelledAward }, json: { amount: 650, currency: 'EUR' }, status: 201 });
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(endDate).getTime() + 100 - Date.now())));
+    await call('membership', 'PUT', '/tenders/{id}/award', { params: { id: awarded }, json: {}, status: 200 });
+    await call('membership', 'POST', '/tenders/{id}/complete', { params: { id: awarded }, json: {}, status: 200 });
+    await call('membership', 'PUT', '/tenders/{id}/award', { params: { id: cancelledAward }, json: {}, status: 200 });
+    await call('membership', 'POST', '/tenders/{id}/award/cancel', { params: { id: cancelledAward }, json: { reason: 'Vendor declined' }, status: 200 });
   });
 
   it('document categories', async () => {
