@@ -126,17 +126,45 @@ export function explainMatch(input: MatchInput): MatchExplanation {
 }
 
 /**
- * The SQL of the score, for ranking inside one statement. `skills` is an expression of the
- * posting's skills (text[]), `offered` of the candidate's, `rank` of ts_rank, `fit` of location fit
- * (see `locationFitSql`). Kept here beside `rawScore` so the two formulas change together.
+ * The SQL of the score without its text part: skill coverage and location fit, which are cheap.
+ * `required` is an expression of the posting's skills (text[]), `offered` of the candidate's, `fit`
+ * of location fit (see `locationFitSql`).
  */
-export function scoreSql(e: { required: string; offered: string; rank: string; fit: string }): string {
+export function baseScoreSql(e: { required: string; offered: string; fit: string }): string {
   return (
     `(case when cardinality(${e.required}) = 0 then 0 else ${MATCH_WEIGHTS.skills}.0 * ` +
-    `cardinality(array(select unnest(${e.required}) intersect select unnest(${e.offered})))::float8 / cardinality(${e.required}) end` +
-    ` + ${MATCH_WEIGHTS.text}.0 * least(1.0, greatest(0.0, ${e.rank}) / ${TEXT_RANK_SATURATION})` +
+    `(select count(*) from unnest(${e.required}) r where r = any(${e.offered}))::float8 / cardinality(${e.required}) end` +
     ` + ${MATCH_WEIGHTS.location}.0 * ${e.fit})`
   );
+}
+
+/** The SQL of the text part of the score from a ts_rank expression `rank`. */
+export function textScoreSql(rank: string): string {
+  return `(${MATCH_WEIGHTS.text}.0 * least(1.0, greatest(0.0, ${rank}) / ${TEXT_RANK_SATURATION}))`;
+}
+
+/** The SQL of the whole score (same formula as `rawScore`). */
+export function scoreSql(e: { required: string; offered: string; rank: string; fit: string }): string {
+  return `(${baseScoreSql(e)} + ${textScoreSql(e.rank)})`;
+}
+
+/**
+ * Ranks rows in one statement, computing the costly text rank only where it can matter: `cheap`
+ * (a CTE of the prefiltered rows with `id`, `base` = baseScoreSql and whatever `rankSql` reads) is
+ * cut to the rows whose base plus the most text can give reaches the `n`-th best base, where `n`
+ * is the rows wanted (limit + 1 + offset, the last parameter before limit and offset). A row below
+ * that bar scores less than `n` rows at least, so the cut changes no ranking.
+ */
+export function prunedRankingSql(rankSql: string): string {
+  return `bar as (
+  select coalesce(min(base), 0) as floor from (select base from cheap order by base desc limit ?) top
+), ranked as (
+  select cheap."id", cheap.base, ${rankSql} as rank from cheap, q, bar where cheap.base + ${MATCH_WEIGHTS.text} >= bar.floor
+)
+select "id", rank, base + ${textScoreSql('rank')} as score
+from ranked
+order by score desc, "id"
+limit ? offset ?`;
 }
 
 /** `locationFit` in SQL over a posting location, a remote flag and a candidate location (text expressions). */

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../shared/principal.js';
 import { DomainError } from '../../shared/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
-import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
+import { anyTermQuerySql, baseScoreSql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, prunedRankingSql } from '../../shared/match-score.js';
 import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
 import { JobPosting } from '../job/job-posting.entity.js';
 import { summaryOf } from './job-posting-summary.js';
@@ -39,6 +39,7 @@ export class PostingMatchService {
       member.location ?? null,
       this.principal.accountId,
       this.principal.mode,
+      limit + 1 + offset,
       limit + 1,
       offset,
     ])) as RankedRow[];
@@ -67,19 +68,14 @@ export class PostingMatchService {
 export const POSTING_RANKING_SQL = `
 with q as (
   select ?::text[] as offered, ?::text as profile, ${anyTermQuerySql('?::text')} as query, ?::text as location
-), ranked as (
-  select p."id",
-    -- The member's profile ranked against the posting's title and skills: the same pair membership
-    -- ranks for candidateMatches, so a match scores the same in both directions.
-    ts_rank(to_tsvector('english', q.profile), ${anyTermQuerySql(`p."title" || ' ' || array_to_string(p."skills", ' ')`)}) as rank,
-    p."skills" as required,
-    ${locationFitSql({ posting: 'p."location"', remote: 'p."remote"', candidate: 'q.location' })} as fit,
-    q.offered
+), cheap as (
+  select p."id", p."title", p."skills",
+    ${baseScoreSql({ required: 'p."skills"', offered: 'q.offered', fit: locationFitSql({ posting: 'p."location"', remote: 'p."remote"', candidate: 'q.location' }) })} as base
   from "marketplace"."job_posting" p, q
   where p."account_id" = ? and p."mode" = ? and p."state" = 'open' and (p."closes_at" is null or p."closes_at" > now())
     and (p."skills" && q.offered or to_tsvector('english', p."title" || ' ' || p."description") @@ q.query)
-)
-select "id", rank, ${scoreSql({ required: 'required', offered: 'offered', rank: 'rank', fit: 'fit' })} as score
-from ranked
-order by score desc, "id"
-limit ? offset ?`;
+), ${prunedRankingSql(
+  // The member's profile ranked against the posting's title and skills: the same pair membership
+  // ranks for candidateMatches, so a match scores the same in both directions.
+  `ts_rank(to_tsvector('english', q.profile), ${anyTermQuerySql(`cheap."title" || ' ' || array_to_string(cheap."skills", ' ')`)})`,
+)}`;

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../shared/principal.js';
 import { DomainError } from '../../shared/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
-import { anyTermQuerySql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, scoreSql } from '../../shared/match-score.js';
+import { anyTermQuerySql, baseScoreSql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, prunedRankingSql } from '../../shared/match-score.js';
 import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
 import { Member } from './member.entity.js';
 import { candidateSummaryOf } from './candidate-summary.js';
@@ -38,6 +38,7 @@ export class CandidateMatchService {
       posting.remote ?? false,
       this.principal.accountId,
       this.principal.mode,
+      limit + 1 + offset,
       limit + 1,
       offset,
     ])) as RankedRow[];
@@ -64,21 +65,18 @@ export class CandidateMatchService {
 
 const MEMBER_LOCATION = `nullif(concat_ws(', ', m."city", m."region", m."country"), '')`;
 
-/** Members of one account and mode ranked for a posting; parameters in the order `rank` passes them. */
+/**
+ * Members of one account and mode ranked for a posting; parameters in the order `rank` passes
+ * them. The text part ranks the member's headline and skills against the posting's title and
+ * skills, as the marketplace does in the other direction.
+ */
 export const CANDIDATE_RANKING_SQL = `
 with q as (
   select ?::text[] as required, ${anyTermQuerySql('?::text')} as query, ?::text as location, ?::boolean as remote
-), ranked as (
-  select m."id",
-    ts_rank(to_tsvector('english', coalesce(m."headline", '') || ' ' || array_to_string(m."skills", ' ')), q.query) as rank,
-    m."skills" as offered,
-    ${locationFitSql({ posting: 'q.location', remote: 'q.remote', candidate: MEMBER_LOCATION })} as fit,
-    q.required
+), cheap as (
+  select m."id", m."headline", m."skills",
+    ${baseScoreSql({ required: 'q.required', offered: 'm."skills"', fit: locationFitSql({ posting: 'q.location', remote: 'q.remote', candidate: MEMBER_LOCATION }) })} as base
   from "membership"."member" m, q
   where m."account_id" = ? and m."mode" = ? and m."deleted_at" is null
     and (m."skills" && q.required or to_tsvector('english', coalesce(m."headline", '')) @@ q.query)
-)
-select "id", rank, ${scoreSql({ required: 'required', offered: 'offered', rank: 'rank', fit: 'fit' })} as score
-from ranked
-order by score desc, "id"
-limit ? offset ?`;
+), ${prunedRankingSql(`ts_rank(to_tsvector('english', coalesce(cheap."headline", '') || ' ' || array_to_string(cheap."skills", ' ')), q.query)`)}`;
