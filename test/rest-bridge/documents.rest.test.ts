@@ -187,6 +187,21 @@ describe('POST /documents/upload', () => {
     const testKey = await freshKey('test', 'docs-dup');
     await body<DocumentBody>(await multipart(testKey, bytes, 'letter.txt'), 201);
   });
+
+  it('streams past the Idempotency-Key step: a 1.5 MiB upload with a key is filed, and its retry is the duplicate 409', async () => {
+    const key = await freshKey();
+    const bytes = Buffer.from(('Minutes of the general assembly. ').repeat(48_000) + Date.now());
+    expect(bytes.length).toBeGreaterThan(1024 * 1024);
+    const send = () => {
+      const form = new FormData();
+      form.append('file', new Blob([bytes]), 'minutes.txt');
+      return platform.request('/api/v1/documents/upload', { method: 'POST', key, body: form, headers: { 'idempotency-key': 'upload-1' } });
+    };
+    const first = await body<DocumentBody>(await send(), 201);
+    expect(first.sizeBytes).toBe(bytes.length);
+    const retry = await expectError(await send(), 409, 'document_duplicate');
+    expect(retry.existing_id).toBe(first.id);
+  });
 });
 
 describe('GET /documents/:id/download', () => {
