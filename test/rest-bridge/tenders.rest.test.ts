@@ -60,6 +60,8 @@ describe('tenders', () => {
     ['weights not summing to 100', { awardCriteria: 'RATED_CRITERIA', weights: { price: 60, quality: 30 } }, 'invalid_award_criteria'],
     ['lots worth more than the tender', { lots: [{ title: 'A', amount: 900 }, { title: 'B', amount: 200 }] }, 'invalid_lots'],
     ['a currency that is not ISO 4217', { value: { amount: 10, currency: 'euro' } }, 'invalid_parameter'],
+    ['an amount with more than two decimals', { value: { amount: 10.001, currency: 'EUR' } }, 'invalid_parameter'],
+    ['a lot beyond any budget', { lots: [{ title: 'A', amount: 1e300 }] }, 'invalid_parameter'],
   ])('refuses %s with 400 and stores nothing', async (_label, json, code) => {
     const key = (await party()).key;
     await expectError(

@@ -55,6 +55,7 @@ export class LotInput {
 
   @Field(() => Float, { description: "The lot's budget, in the tender's currency." })
   @IsPositive()
+  @Max(1e15)
   amount!: number;
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../../shared/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import type { Mode, Principal } from '../../shared/principal.js';
@@ -19,7 +20,7 @@ import type { StoredLot } from './tender.types.js';
 /** Money as numeric(18,2) text; more than two decimals is refused rather than rounded. */
 export function money(amount: number, param: string): string {
   const fixed = amount.toFixed(2);
-  if (Math.abs(Number(fixed) - amount) > 1e-9) throw new InvalidLotsError(`${param} has more than two decimals`);
+  if (Math.abs(Number(fixed) - amount) > 1e-9) throw new DomainError('BAD_USER_INPUT', `${param} has more than two decimals`, { param, reason: 'invalid_parameter' });
   return fixed;
 }
 
