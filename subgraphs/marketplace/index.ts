@@ -27,7 +27,7 @@ export const marketplaceParts: SubgraphParts = {
   kindsByField: { 'Mutation.qualifyVendor': ['admin'] },
 };
 
-/** Builds the marketplace subgraph (job postings; tenders come later) and migrates its schema. */
+/** Builds the marketplace subgraph (job postings and applications; tenders, vendors, sealed bids and awards) and migrates its schema. */
 export function createMarketplaceSubgraph(options: SubgraphOptions): Promise<Subgraph> {
   return createSubgraph(marketplaceParts, options);
 }
