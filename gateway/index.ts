@@ -100,7 +100,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
 
   // One signing data source per subgraph, used by queries and by subscription events alike.
   const dataSources = Object.fromEntries(
-    Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret)]),
+    Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret, name, options.logger)]),
   );
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,

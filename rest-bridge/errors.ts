@@ -13,6 +13,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   RATE_LIMITED: 429,
+  // A subgraph down or a dependency not answering now: worth a retry, unlike a 500.
+  SERVICE_UNAVAILABLE: 503,
 };
 
 /** An error as the edge decided it, before a specification's wire format is applied. */

@@ -1,3 +1,4 @@
+import { UNAVAILABLE_MESSAGE } from '../../gateway/signing-data-source.js';
 import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
@@ -120,7 +121,7 @@ describe('errors that are not domain errors', () => {
     expect(loggedOriginal('req_forwarded_1', 'membership')).toBeDefined();
   });
 
-  it("mask the gateway's own failures, such as a subgraph it cannot reach", async () => {
+  it("answer a subgraph it cannot reach as SERVICE_UNAVAILABLE, its address only in the log", async () => {
     const closedPort = await freePort();
     const identityOrm = await openIdentityStore(platform.databaseUrl);
     const logger = createLogger('error', 'platform', { write: (line: string) => void logLines.push(JSON.parse(line)) });
@@ -134,7 +135,8 @@ describe('errors that are not domain errors', () => {
       const requestId = response.headers.get('x-request-id')!;
       const text = await response.text();
       for (const leak of [String(closedPort), '127.0.0.1', 'ECONNREFUSED', 'fetch']) expect(text, `the response shows ${leak}`).not.toContain(leak);
-      expect(JSON.parse(text).errors[0]).toMatchObject({ message: `Internal server error (request ${requestId})`, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
+      // Down, not broken: a client may retry (503 on REST), and the request id finds the address in the log.
+      expect(JSON.parse(text).errors[0]).toMatchObject({ message: UNAVAILABLE_MESSAGE, extensions: { code: 'SERVICE_UNAVAILABLE', requestId } });
       const original = logLines.find((line) => line.requestId === requestId && line.service === 'gateway');
       expect(JSON.stringify(original)).toContain(String(closedPort));
     } finally {
@@ -169,9 +171,9 @@ describe('errors that are not domain errors', () => {
       const text = JSON.stringify(results[0]);
       for (const leak of [String(closedPort), '127.0.0.1', 'ECONNREFUSED', 'marketplace']) expect(text, `the event shows ${leak}`).not.toContain(leak);
       const error = results[0].errors?.[0];
-      expect(error?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      expect(error?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
       const requestId = String(error?.extensions?.requestId);
-      expect(error?.message).toBe(`Internal server error (request ${requestId})`);
+      expect(error?.message).toBe(UNAVAILABLE_MESSAGE);
       const original = logLines.find((line) => line.requestId === requestId && JSON.stringify(line.err ?? '').includes(String(closedPort)));
       expect(original, 'the original error is logged under the request id').toBeDefined();
     } finally {
