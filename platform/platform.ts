@@ -10,6 +10,7 @@ import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { ChatWebhookWorker } from '../subgraphs/membership/webhook/chat-webhook.worker.js';
 import { createDocumentWorker } from '../subgraphs/membership/document/document-worker.factory.js';
+import { documentClassifierFrom } from '../subgraphs/membership/document-classification/document-classifier.factory.js';
 
 export interface RunningPlatform {
   graphqlUrl: string;
@@ -59,6 +60,8 @@ export async function startSubgraphService(
   pubsub: PlatformPubSub,
 ): Promise<RunningService & { close(): Promise<void>; httpRoutes?: Subgraph['httpRoutes'] }> {
   const child = logger.child({ service: name });
+  // The settings' classifier (threshold, zero-shot provider) files documents in the worker and answers classify.
+  const documentClassifier = name === 'membership' ? documentClassifierFrom(config.documentClassification, child) : undefined;
   const subgraph = await SUBGRAPH_FACTORIES[name]({
     databaseUrl,
     internalSecret: config.internalSecret,
@@ -67,13 +70,14 @@ export async function startSubgraphService(
     pubsub,
     webhooks: config.webhooks,
     documents: config.documents,
+    documentClassifier,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = name === 'membership' ? new ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
   // Documents are processed where they are stored; every instance works from the same queue.
-  const documentWorker = name === 'membership' ? createDocumentWorker(subgraph.orm, config.documents, child) : undefined;
+  const documentWorker = name === 'membership' ? createDocumentWorker(subgraph.orm, config.documents, child, documentClassifier) : undefined;
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
     webhookWorker?.start();

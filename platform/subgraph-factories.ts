@@ -4,12 +4,13 @@ import { createMembershipSubgraph } from '../subgraphs/membership/index.js';
 import { createTracerouteSubgraph } from '../subgraphs/traceroute/index.js';
 import type { KeyStoreSubgraphOptions } from '../subgraphs/shared/key-store.context.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
+import type { DocumentClassifier } from '../subgraphs/membership/document/document-pipeline.js';
 import type { PlatformConfig, SubgraphName } from './config.js';
 
 /** How to build each subgraph; the membership one also needs the key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
-  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>
+  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; documentClassifier?: DocumentClassifier; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>
 > = {
   membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: createMarketplaceSubgraph,

@@ -12,9 +12,9 @@ export function defaultDocumentClassifier(): DocumentClassifier {
 }
 
 /** The platform's document worker: the real extractor (one OCR thread per worker slot) and classifier. */
-export function createDocumentWorker(orm: MikroORM, settings: DocumentSettings, logger?: Logger): { start(): void; stop(): Promise<void> } {
+export function createDocumentWorker(orm: MikroORM, settings: DocumentSettings, logger?: Logger, classifier: DocumentClassifier = defaultDocumentClassifier()): { start(): void; stop(): Promise<void> } {
   const extractor = new DocumentExtractor({ ocrWorkers: settings.workers });
-  const worker = new DocumentWorker(orm, { settings, extractor, classifier: defaultDocumentClassifier(), logger });
+  const worker = new DocumentWorker(orm, { settings, extractor, classifier, logger });
   return {
     start: () => worker.start(),
     stop: async () => {
