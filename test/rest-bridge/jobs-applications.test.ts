@@ -110,6 +110,18 @@ describe('POST /jobs/{id}/apply', () => {
     expect(dup.body.error).toMatchObject({ code: 'application_exists', existing_id: first.id });
   });
 
+  it('lets exactly one of concurrent applications of one candidate in; the others name it', async () => {
+    const { key, job } = await setup();
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => call(key, 'POST', `/jobs/${job.id}/apply`, { name: `Racer ${i}`, email: i % 2 ? 'RACER@example.org' : 'racer@example.org' })));
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    for (const refused of results.filter((r) => r.status !== 201)) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ code: 'application_exists', existing_id: created[0].body.id });
+    }
+    expect((await db.query(`select count(*)::int as n from marketplace.job_application where job_posting_id = $1`, [job.id])).rows[0].n).toBe(1);
+  });
+
   it('refuses an applicant who is neither a member nor named, and both kinds at once (400)', async () => {
     const { key, job, applicant } = await setup();
     expect((await call(key, 'POST', `/jobs/${job.id}/apply`, { email: 'x@example.org' })).body.error).toMatchObject({ code: 'invalid_parameter', param: 'name' });
