@@ -13,7 +13,8 @@ import { vendorReference } from './vendor/vendor.reference.js';
 import { VendorResolver } from './vendor/vendor.resolver.js';
 import { JobApplicationResolver } from './application/job-application.resolver.js';
 import { jobApplicationReference } from './application/job-application.reference.js';
-import { JobMatchResolver, MemberJobMatchesResolver } from './match/job-match.resolver.js';
+import { JobMatchResolver } from './match/job-match.resolver.js';
+import { MemberJobMatchesResolver } from './match/matching-member.resolver.js';
 import { matchingJobReference } from './match/matching-job.reference.js';
 import { matchingMemberReference } from './match/matching-member.reference.js';
 

@@ -1,13 +1,10 @@
-import { Arg, Args, ArgsType, Ctx, Directive, FieldResolver, ID, Query, Resolver, Root } from '../../shared/type-graphql.js';
+import { Arg, Args, Ctx, Directive, FieldResolver, ID, Query, Resolver, Root } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { PageArgs } from '../../shared/page.args.js';
 import { decodeMatchPage, encodeMatchPage } from '../../shared/match.types.js';
 import { CandidateMatchPage } from './candidate-match.types.js';
 import { CandidateMatchService } from './candidate-match.service.js';
 import { MatchingJobType } from './matching-job.type.js';
-
-@ArgsType()
-export class CandidateMatchesArgs extends PageArgs {}
 
 /** MatchingJob.candidateMatches: this account's members ranked for a posting of the marketplace. */
 @Resolver(() => MatchingJobType)
@@ -18,7 +15,7 @@ export class CandidateMatchResolver {
    * membership's schema, which nothing else here returns.
    */
   @Query(() => MatchingJobType, { nullable: true, description: 'A job posting as job matching sees it, by id; limit and after page its candidateMatches.' })
-  matchingJob(@Arg('id', () => ID) id: string, @Args(() => CandidateMatchesArgs) page: CandidateMatchesArgs): Pick<MatchingJobType, 'id' | 'page'> {
+  matchingJob(@Arg('id', () => ID) id: string, @Args(() => PageArgs) page: PageArgs): Pick<MatchingJobType, 'id' | 'page'> {
     return { id, page: encodeMatchPage(page) };
   }
 
