@@ -49,13 +49,15 @@ export class KeyCache {
     const client = new pg.Client({ connectionString: databaseUrl });
     const lost = (error?: unknown) => {
       if (this.listener !== client) return;
+      const wasListening = this.listening;
       this.listener = null;
       this.listening = false;
       this.clear();
       client.removeAllListeners();
       void client.end().catch(() => undefined);
       if (this.closed) return;
-      this.options.logger?.warn({ err: error }, 'key change notices lost: the key cache is off until they are back');
+      // Once per outage (a database restart or shutdown ends it this way), not once per retry.
+      if (wasListening) this.options.logger?.warn({ reason: error instanceof Error ? error.message : 'connection ended' }, 'key change notices lost: the key cache is off until they are back');
       this.retry = setTimeout(() => void this.listen(databaseUrl).catch(() => undefined), 1_000);
     };
     this.listener = client;
