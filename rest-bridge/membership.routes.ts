@@ -91,4 +91,4 @@ membershipExpanded.push('DocumentCategory.rules');
  * Fields left out of the REST representations: a member's job postings live in another subgraph,
  * and every member page would otherwise fan out to it.
  */
-export const membershipHidden = ['Member.jobPostings', 'Member.matchingProfile', 'MatchingJob.posting', 'MatchingMember.member', 'CandidateMatch.job', 'PostingMatch.posting', 'CandidateMatch.member'];
+export const membershipHidden = ['Member.jobPostings', 'MatchingJob.posting', 'MatchingMember.member', 'CandidateMatch.job', 'PostingMatch.posting', 'CandidateMatch.member'];

@@ -10,7 +10,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings, type WebhookSettingsCon
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
 import { CandidateMatchResolver } from './member/candidate-match.resolver.js';
-import { MatchingMemberResolver } from './member/matching-member.resolver.js';
+import { MatchingMemberType } from './member/matching-member.type.js';
 import { matchingJobReference } from './member/matching-job.reference.js';
 import { matchingMemberReference } from './member/matching-member.reference.js';
 import { CategoryResolver } from './category/category.resolver.js';
@@ -34,7 +34,9 @@ import { defaultDocumentClassifier } from './document/document-worker.factory.js
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, MatchingMemberResolver, DocumentResolver, DocumentCategoryResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, DocumentResolver, DocumentCategoryResolver],
+  // MatchingMember is reached only by reference (Query.jobMatches in the marketplace): no field of ours returns it.
+  orphanedTypes: [MatchingMemberType],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference },
   servesKinds: ['live', 'test'],
 };

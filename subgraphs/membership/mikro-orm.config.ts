@@ -30,10 +30,16 @@ import { DocumentCategoryState } from './document-classification/document-catego
 import { DocumentClassifierModel } from './document-classification/document-classifier-model.entity.js';
 import { Migration20261123004000DocumentClassification } from './migrations/Migration20261123004000DocumentClassification.js';
 
+import { DocumentBlob } from './document/document-blob.entity.js';
+import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
+import { DocumentContent } from './document/document-content.entity.js';
+import { DocumentTrainingRequest } from './document/document-training-request.entity.js';
+import { DocumentUpload } from './document/document-upload.entity.js';
+
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel, DocumentBlob, DocumentBlobChunk, DocumentUpload, DocumentContent, DocumentTrainingRequest],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },

@@ -97,6 +97,8 @@ export interface SubgraphParts {
   orm: Pick<OrmOptions, 'schema' | 'entities' | 'migrations'>;
   resolvers: NonEmptyArray<Function>;
   references?: Parameters<typeof buildFederatedSchema>[1];
+  /** Entity types no field of this subgraph returns, which it still resolves by reference for another's @requires. */
+  orphanedTypes?: Function[];
   /**
    * The key kinds this subgraph serves: every root Query, Mutation and Subscription field
    * refuses any other kind with FORBIDDEN, whatever the edge let through.
@@ -108,7 +110,7 @@ export interface SubgraphParts {
 
 /** The subgraph's federated schema alone, with no database (for composition), its root fields guarded by key kind. */
 export async function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
-  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers }, parts.references), parts.name, parts.servesKinds, parts.kindsByField);
+  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers, ...(parts.orphanedTypes ? { orphanedTypes: parts.orphanedTypes } : {}) }, parts.references), parts.name, parts.servesKinds, parts.kindsByField);
 }
 
 /**

@@ -115,15 +115,15 @@ describe('GET /jobs/match', () => {
     }
   });
 
-  it('serves the same ranking through GraphQL, and from Member.matchingProfile', async () => {
+  it('serves the same ranking through GraphQL', async () => {
     const response = await platform.request('/graphql', {
       method: 'POST',
       key,
-      json: { query: 'query($id: ID!) { member(id: $id) { matchingProfile(limit: 1) { jobMatches { data { score posting { id } } } } } }', variables: { id: ada.id } },
+      json: { query: 'query($id: ID!) { jobMatches(memberId: $id, limit: 1) { ... on MatchingMember { jobMatches { data { score posting { id } } } } } }', variables: { id: ada.id } },
     });
     const body = (await response.json()) as Json;
     expect(body.errors).toBeUndefined();
-    expect(body.data.member.matchingProfile.jobMatches.data.map((m: Json) => m.posting.id)).toEqual([backend.id]);
+    expect(body.data.jobMatches.jobMatches.data.map((m: Json) => m.posting.id)).toEqual([backend.id]);
   });
 });
 

@@ -282,6 +282,17 @@ describe('the member routes', () => {
       '/bid-receipts/{id}': ['get'],
       '/vendors': ['get', 'post'],
       '/vendors/{id}': ['get'],
+      '/documents': ['get'],
+      '/documents/upload': ['post'],
+      '/documents/uploads/{id}': ['put'],
+      '/documents/categories': ['get', 'post'],
+      '/documents/categories/{id}': ['delete', 'get', 'put'],
+      '/documents/{id}': ['delete', 'get'],
+      '/documents/{id}/category': ['put'],
+      '/documents/{id}/classify': ['get'],
+      '/documents/{id}/download': ['get'],
+      '/documents/{id}/extract': ['get'],
+      '/documents/{id}/restore': ['post'],
     });
     const text = JSON.stringify(spec).toLowerCase();
     // Sofa's own /webhook subscription routes stay out; /chat/webhooks is the spec's.

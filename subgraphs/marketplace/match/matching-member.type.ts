@@ -11,7 +11,7 @@ export class MatchingMemberType {
   id!: string;
 
   /** The page of jobMatches (see encodeMatchPage), part of the key. */
-  @Field(() => String, { description: 'The page of jobMatches, as matchingProfile or jobMatches set it.' })
+  @Field(() => String, { description: 'The page of jobMatches, as Query.jobMatches set it.' })
   page!: string;
 
   @Field(() => [String])

@@ -23,12 +23,16 @@ export interface StoredClassification {
  * An uploaded file and what processing learnt from it. Its bytes live in the document storage
  * (`blobId`), its extracted text in `document_content`; the row itself is the processing queue's
  * entry (status, attempts, nextAttemptAt, lockedUntil, lease). Migration20261123003000Documents
- * creates the table, with the `search` tsvector the worker writes (not mapped here).
+ * creates the table.
  */
 @ObjectType({ description: 'An uploaded document: its file, its processing status and its category.' })
 @Directive('@key(fields: "id")')
 @Entity({ tableName: 'document' })
 @Index({ name: 'document_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
+@Index({ name: 'document_scope_sha256_index', properties: ['accountId', 'mode', 'sha256'] })
+@Index({ name: 'document_due_index', expression: `create index "document_due_index" on "membership"."document" ("next_attempt_at") where "status" in ('pending', 'processing')` })
+@Index({ name: 'document_trash_index', expression: `create index "document_trash_index" on "membership"."document" ("deleted_at") where "deleted_at" is not null` })
+@Index({ name: 'document_search_index', expression: `create index "document_search_index" on "membership"."document" using gin ("search")` })
 export class Document {
   [OptionalProps]?: 'id' | 'createdAt' | 'livemode' | 'status' | 'attempts' | 'tags' | 'snippet' | 'rank';
 
@@ -77,8 +81,12 @@ export class Document {
   blobId!: string;
 
   @Field(() => [String])
-  @Property({ type: 'text[]' })
+  @Property({ type: 'text[]', defaultRaw: `'{}'` })
   tags: string[] = [];
+
+  /** The full-text vector the worker writes (title A, text B); read only by search's SQL, never loaded. */
+  @Property({ type: 'string', columnType: 'tsvector', nullable: true, lazy: true })
+  search?: string | null;
 
   @Field(() => DocumentStatus)
   @Property({ type: 'string', length: 10 })

@@ -8,7 +8,8 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261123003000Documents extends Migration {
   override up(): void {
     this.addSql(`create table "membership"."document_blob" ("id" uuid not null, "size_bytes" int not null, "sha256" char(64) not null, "chunk_count" int not null, "created_at" timestamptz not null default now(), primary key ("id"));`);
-    this.addSql(`create table "membership"."document_blob_chunk" ("blob_id" uuid not null references "membership"."document_blob" ("id") on delete cascade, "seq" int not null, "data" bytea not null, primary key ("blob_id", "seq"));`);
+    this.addSql(`create table "membership"."document_blob_chunk" ("blob_id" uuid not null, "seq" int not null, "data" bytea not null, primary key ("blob_id", "seq"));`);
+    this.addSql(`alter table "membership"."document_blob_chunk" add constraint "document_blob_chunk_blob_id_foreign" foreign key ("blob_id") references "membership"."document_blob" ("id") on delete cascade;`);
     // Files are mostly compressed already (PDF streams, DOCX zips, images): pglz would spend CPU for nothing.
     this.addSql(`alter table "membership"."document_blob_chunk" alter column "data" set storage external;`);
     this.addSql(`create table "membership"."document_upload" ("id" uuid not null, "account_id" uuid not null, "mode" varchar(4) not null, "key_id" varchar(100) not null, "blob_id" uuid null, "filename" varchar(255) null, "mime_type" varchar(100) null, "extension" varchar(10) null, "size_bytes" int null, "sha256" char(64) null, "created_at" timestamptz not null, "expires_at" timestamptz not null, primary key ("id"));`);
@@ -19,7 +20,8 @@ export class Migration20261123003000Documents extends Migration {
     this.addSql(`create index "document_due_index" on "membership"."document" ("next_attempt_at") where "status" in ('pending', 'processing');`);
     this.addSql(`create index "document_trash_index" on "membership"."document" ("deleted_at") where "deleted_at" is not null;`);
     this.addSql(`create index "document_search_index" on "membership"."document" using gin ("search");`);
-    this.addSql(`create table "membership"."document_content" ("document_id" uuid not null references "membership"."document" ("id") on delete cascade, "text" text not null, "pages" jsonb not null, "key_fields" jsonb not null, primary key ("document_id"));`);
+    this.addSql(`create table "membership"."document_content" ("document_id" uuid not null, "text" text not null, "pages" jsonb not null, "key_fields" jsonb not null, primary key ("document_id"));`);
+    this.addSql(`alter table "membership"."document_content" add constraint "document_content_document_id_foreign" foreign key ("document_id") references "membership"."document" ("id") on update cascade on delete cascade;`);
     // A label changed: the account's classifier is trained again by the worker, once per burst of changes.
     this.addSql(`create table "membership"."document_training_request" ("account_id" uuid not null, "mode" varchar(4) not null, "requested_at" timestamptz not null, primary key ("account_id", "mode"));`);
   }
