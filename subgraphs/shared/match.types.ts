@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE_SIZE, InvalidCursorError } from './pagination.js';
 import { DomainError } from './errors.js';
 import { Directive, Field, Float, Int, ObjectType } from './type-graphql.js';
 
@@ -48,6 +49,19 @@ export function decodeRankCursor(cursor: string): number | null {
   } catch {
     return null;
   }
+}
+
+/** The window a ranked page reads: its size and offset, from `limit` and a rank cursor (400 invalid_cursor when it is not one). */
+export function rankWindow(args: { limit?: number | null; after?: string | null }): { limit: number; offset: number } {
+  const offset = args.after ? decodeRankCursor(args.after) : 0;
+  if (offset === null) throw new InvalidCursorError();
+  return { limit: args.limit ?? DEFAULT_PAGE_SIZE, offset };
+}
+
+/** A ranked page from the `limit + 1` rows read at `offset`: its data, whether more follow, and the next cursor. */
+export function rankedPage<T>(data: T[], rowsRead: number, window: { limit: number; offset: number }): { data: T[]; hasMore: boolean; nextCursor: string | null } {
+  const hasMore = rowsRead > window.limit;
+  return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(window.offset + window.limit) : null };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageEngine, type ImageGenerationStream, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
+import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageGenerationStream, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
 import type { ProviderSlot } from '../provider-registry/provider-slots.js';
 import type { Caller, OutcomeOf } from '../generation/generation.service.js';
 import type { InferenceRuntime } from '../inference-context.js';
@@ -46,12 +46,33 @@ export class ImageService {
    * Upscales with the named upscaler: the three non-neural ones run embedded when no provider has
    * an image engine; a neural one needs an upstream that lists it (404 not_available otherwise).
    */
-  upscale(call: ImageCall, request: UpscaleRequest & { upscaler_1: string }): Promise<UpscaleResponse> {
+  async upscale(call: ImageCall, request: UpscaleRequest & { upscaler_1: string }): Promise<UpscaleResponse> {
+    const startedAt = performance.now();
     const target = this.engine(call);
     // Without an image upstream the embedded engine answers: it runs None, Lanczos and Nearest and
     // refuses a neural name as not available, naming it (never a resize under a neural name).
-    const chosen = target ?? { provider: 'embedded', engine: this.runtime.registry.embeddedUpscaler() };
-    return this.run(call, request.upscaler_1, chosen, (engine, signal) => engine.upscale(request, signal), target !== undefined && !isEmbeddedUpscaler(request.upscaler_1));
+    const engine = target?.engine ?? this.runtime.registry.embeddedUpscaler();
+    const usage = { provider: target?.provider.id ?? 'embedded', model: request.upscaler_1, status: 200, errorCode: null as string | null, images: 0 };
+    let slot: ProviderSlot | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Only a neural upscaler on the upstream takes the provider's slot: no GPU queue for a resize.
+      if (target && !isEmbeddedUpscaler(request.upscaler_1)) slot = this.runtime.registry.acquire(target.provider.id, call.signal);
+      // The deadline aborts with the engine's own timeout error: the engine throws its signal's
+      // reason, and AbortSignal.timeout's (a DOMException) would be answered as a 500.
+      const deadline = new AbortController();
+      timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
+      const answer = await engine.upscale(request, AbortSignal.any([call.signal, deadline.signal]));
+      usage.images = 1;
+      return answer;
+    } catch (error) {
+      ({ status: usage.status, code: usage.errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error));
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      slot?.release();
+      this.record(call, usage, startedAt);
+    }
   }
 
   private async generate(call: ImageCall, operation: 'txt2img' | 'img2img', request: Txt2ImgRequest): Promise<ImageGenerationStream> {
@@ -107,46 +128,6 @@ export class ImageService {
     })();
   }
 
-  private async run<T>(
-    call: ImageCall,
-    named: string,
-    target: ImageTarget | { provider: string; engine: ImageEngine } | undefined,
-    work: (engine: ImageEngine, signal: AbortSignal) => Promise<T>,
-    holdSlot: boolean,
-    modelOf: (answer: T) => string = () => named,
-  ): Promise<T> {
-    const startedAt = performance.now();
-    let model = named;
-    const provider = target ? (typeof target.provider === 'string' ? target.provider : target.provider.id) : (call.provider ?? '');
-    let status = 200;
-    let errorCode: string | null = null;
-    let images = 0;
-    try {
-      if (!target) {
-        throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
-      }
-      const slot = holdSlot && typeof target.provider !== 'string' ? this.runtime.registry.acquire(target.provider.id, call.signal) : undefined;
-      // The deadline aborts with the engine's own timeout error: the engine throws its signal's
-      // reason, and AbortSignal.timeout's (a DOMException) would be answered as a 500.
-      const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
-      try {
-        const answer = await work(target.engine, AbortSignal.any([call.signal, deadline.signal]));
-        model = modelOf(answer);
-        images = imagesIn(answer);
-        return answer;
-      } finally {
-        clearTimeout(timer);
-        slot?.release();
-      }
-    } catch (error) {
-      ({ status, code: errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(error));
-      throw error;
-    } finally {
-      this.record(call, { provider, model, status, errorCode, images }, startedAt);
-    }
-  }
-
   private record(call: ImageCall, usage: { provider: string; model: string; status: number; errorCode: string | null; images: number }, startedAt: number): void {
     this.runtime.usage.record({
       interface: call.usageInterface,
@@ -165,15 +146,6 @@ export class ImageService {
       errorCode: usage.errorCode,
     });
   }
-}
-
-/** The images an answer carries: a generation's list, or an upscale's one image. */
-function imagesIn(answer: unknown): number {
-  if (answer && typeof answer === 'object') {
-    if (Array.isArray((answer as { images?: unknown }).images)) return (answer as { images: unknown[] }).images.length;
-    if (typeof (answer as { image?: unknown }).image === 'string') return 1;
-  }
-  return 0;
 }
 
 /** The checkpoint a generation ran on, from the WebUI's info (sd_model_name); empty when it does not say. */

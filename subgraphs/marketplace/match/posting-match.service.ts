@@ -1,9 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../shared/principal.js';
-import { DomainError } from '../../shared/errors.js';
-import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
 import { anyTermQuerySql, baseScoreSql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, prunedRankingSql } from '../../shared/match-score.js';
-import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
+import { rankedPage, rankWindow } from '../../shared/match.types.js';
 import { JobPosting } from '../job/job-posting.entity.js';
 import { summaryOf } from './job-posting-summary.js';
 import type { MatchingMemberType } from './matching-member.type.js';
@@ -28,9 +26,8 @@ export class PostingMatchService {
   ) {}
 
   async rank(member: MatchingMemberType, args: { limit?: number | null; after?: string | null }): Promise<PostingMatchPage> {
-    const limit = args.limit ?? DEFAULT_PAGE_SIZE;
-    const offset = args.after ? decodeRankCursor(args.after) : 0;
-    if (offset === null) throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'after', reason: 'invalid_cursor' });
+    const window = rankWindow(args);
+    const { limit, offset } = window;
     const offered = normalizeSkills(member.skills);
     const rows = (await this.em.getConnection().execute(POSTING_RANKING_SQL, [
       pgArrayLiteral(offered),
@@ -59,8 +56,7 @@ export class PostingMatchService {
       });
       return [{ posting, job: summaryOf(posting), ...explanation }];
     });
-    const hasMore = rows.length > limit;
-    return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };
+    return rankedPage(data, rows.length, window);
   }
 }
 

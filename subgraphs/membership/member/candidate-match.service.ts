@@ -1,9 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../shared/principal.js';
-import { DomainError } from '../../shared/errors.js';
-import { DEFAULT_PAGE_SIZE } from '../../shared/pagination.js';
 import { anyTermQuerySql, baseScoreSql, explainMatch, pgArrayLiteral, locationFitSql, normalizeSkills, prunedRankingSql } from '../../shared/match-score.js';
-import { decodeRankCursor, encodeRankCursor } from '../../shared/match.types.js';
+import { rankedPage, rankWindow } from '../../shared/match.types.js';
 import { Member } from './member.entity.js';
 import { candidateSummaryOf } from './candidate-summary.js';
 import type { CandidateMatchPage } from './candidate-match.types.js';
@@ -27,9 +25,8 @@ export class CandidateMatchService {
   ) {}
 
   async rank(posting: MatchingJobType, args: { limit?: number | null; after?: string | null }): Promise<CandidateMatchPage> {
-    const limit = args.limit ?? DEFAULT_PAGE_SIZE;
-    const offset = args.after ? decodeRankCursor(args.after) : 0;
-    if (offset === null) throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'after', reason: 'invalid_cursor' });
+    const window = rankWindow(args);
+    const { limit, offset } = window;
     const required = normalizeSkills(posting.skills);
     const rows = (await this.em.getConnection().execute(CANDIDATE_RANKING_SQL, [
       pgArrayLiteral(required),
@@ -58,8 +55,7 @@ export class CandidateMatchService {
       });
       return [{ member, candidate: candidateSummaryOf(member), job: { id: posting.id, page: posting.page }, ...explanation }];
     });
-    const hasMore = rows.length > limit;
-    return { data, hasMore, nextCursor: hasMore ? encodeRankCursor(offset + limit) : null };
+    return rankedPage(data, rows.length, window);
   }
 }
 

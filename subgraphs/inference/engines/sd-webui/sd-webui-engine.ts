@@ -422,7 +422,3 @@ function* jsonPieces(value: unknown): Generator<string> {
 function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
-
-function isStringList(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((entry) => typeof entry === 'string');
-}
