@@ -212,6 +212,18 @@ describe('errors', () => {
     expectError(await post('serviceI', '/chat/completions', { ...base, stream_options: { include_usage: true } }), 400, 'invalid_value', 'stream_options');
   });
 
+  it('a body nested past 100 levels is 400 invalid_body on every interface; 90 levels are validated as usual', async () => {
+    // As text: the bodies nest deeper than JSON.stringify itself can go.
+    const deep = (depth: number) => `${'['.repeat(depth)}"x"${']'.repeat(depth)}`;
+    const chat = (name: string) => `${JSON.stringify(base).slice(0, -1)}, "name": ${name}}`;
+    for (const iface of ['serviceT', 'serviceI', 'gateway'] as const) {
+      expectError(await post(iface, '/chat/completions', chat(deep(5_000))), 400, 'invalid_body', null);
+    }
+    expectError(await post('serviceI', '/completions', deep(50_000)), 400, 'invalid_body', null);
+    // Below the limit the body is validated as usual: an unknown parameter, however deep its value.
+    expectError(await post('serviceT', '/chat/completions', chat(deep(90))), 400, 'unknown_parameter', 'name');
+  });
+
   it('an unknown model is 404 model_not_found naming model; an unknown path 404', async () => {
     expectError(await post('gateway', '/chat/completions', { ...base, model: 'nowhere' }), 404, 'model_not_found', 'model');
     const unknown = await post('gateway', '/chat/nothing', base);

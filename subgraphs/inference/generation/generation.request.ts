@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
 import { validationError } from '../openai/openai-error.js';
+import { MAX_BODY_NESTING, nestsDeeperThan, tooDeep } from '../openai/wire-body.js';
 import { chatSchema, completionSchema, guidedOf, inputOf, messagesOf, samplingOf, tokenizeSchema, type ChatBody, type CompletionBody, type GenerationBody } from '../openai/openai-request.js';
 import { GenerationInputError, graphqlParam } from './generation.errors.js';
 import { ContentPartType, type ChatCompletionInput, type CompletionInput, type GenerationParamsInput, type MessageInput, type TokenizeInput } from './generation.inputs.js';
@@ -71,6 +72,7 @@ function wireParams(input: GenerationParamsInput): Record<string, unknown> {
 
 /** Validates `body` with the gateway interface's schema; a refusal names the GraphQL input's field. */
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (nestsDeeperThan(body, MAX_BODY_NESTING)) throw new GenerationInputError(tooDeep().message, undefined, 'invalid_body');
   const parsed = schema.safeParse(body, { reportInput: true });
   if (parsed.success) return parsed.data;
   const wire = validationError('gateway', parsed.error);

@@ -4,7 +4,8 @@ import sharp, { type Sharp } from 'sharp';
 import type { z } from 'zod';
 import { EMBEDDED_UPSCALERS, type Img2ImgRequest, type Txt2ImgRequest, type Upscaler } from '../engine/image-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import { outcomeFor, validationError, WireError } from '../openai/openai-error.js';
+import { outcomeFor, WireError } from '../openai/openai-error.js';
+import { parseWire } from '../openai/wire-body.js';
 import { USAGE_INTERFACE, type WireInterface } from '../openai/wire-interface.js';
 import type { WireCall, WireRoute } from '../openai/wire-route.js';
 import { IMAGE_DEFAULTS, img2imgSchema, openAiGenerationSchema, openAiUpscaleSchema, sizeOf, txt2imgSchema, upscaleSchema } from './image-request.js';
@@ -35,16 +36,16 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
   });
 
   const txt2img = async (wire: WireCall) => {
-    const body = parse(wire.iface, txt2imgSchema, wire.req.body);
+    const body = parseWire(wire.iface, txt2imgSchema, wire.req.body);
     await answerGeneration(wire, await service.txt2img(callOf(wire), withDefaults(body) as Txt2ImgRequest), webuiShape);
   };
   const img2img = async (wire: WireCall) => {
-    const body = parse(wire.iface, img2imgSchema, wire.req.body);
+    const body = parseWire(wire.iface, img2imgSchema, wire.req.body);
     const request = { denoising_strength: IMAGE_DEFAULTS.denoising_strength, ...withDefaults(body) } as Img2ImgRequest;
     await answerGeneration(wire, await service.img2img(callOf(wire), request), webuiShape);
   };
   const upscale = (shape: 'spec' | 'webui') => async (wire: WireCall) => {
-    const body = parse(wire.iface, upscaleSchema, wire.req.body);
+    const body = parseWire(wire.iface, upscaleSchema, wire.req.body);
     const upscaler = body.upscaler_1 ?? (await defaultUpscaler(wire));
     const answer = await service.upscale(callOf(wire), { ...body, upscaler_1: upscaler });
     // The spec reads the upscale answer like a generation's: images[0]; the WebUI's clients read `image`.
@@ -102,7 +103,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
   // OpenAI's images API on the gateway: {created, data: [{b64_json}]}.
   const created = () => Math.floor(Date.now() / 1000);
   const generations = async (wire: WireCall) => {
-    const body = parse(wire.iface, openAiGenerationSchema, wire.req.body);
+    const body = parseWire(wire.iface, openAiGenerationSchema, wire.req.body);
     const size = sizeOf(body.size);
     if ('error' in size) throw new WireError(422, 'invalid_value', size.error, 'size');
     const events = await service.txt2img(callOf(wire, body.provider), {
@@ -160,7 +161,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
     await answerGeneration(wire, events, openAiShape(created()));
   };
   const gatewayUpscale = async (wire: WireCall) => {
-    const body = parse(wire.iface, openAiUpscaleSchema, wire.req.body);
+    const body = parseWire(wire.iface, openAiUpscaleSchema, wire.req.body);
     const upscaler = body.upscaler ?? (await defaultUpscaler(wire));
     const answer = await service.upscale(callOf(wire, body.provider), { image: body.image, upscaler_1: upscaler, upscaling_resize: body.scale ?? 2 });
     wire.res.json({ created: created(), data: [{ b64_json: answer.image }], upscaler });
@@ -215,11 +216,6 @@ function withDefaults<T extends Record<string, unknown>>(body: T): T {
   };
 }
 
-function parse<T>(iface: WireInterface, schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body, { reportInput: true });
-  if (!parsed.success) throw validationError(iface, parsed.error);
-  return parsed.data;
-}
 
 /** A multipart body, read by the platform's own fetch implementation, within a size limit. */
 async function readForm(wire: WireCall): Promise<FormData> {

@@ -11,7 +11,8 @@ import { imageRoutes } from '../images/image.routes.js';
 import type { WireCall, WireRoute } from './wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { CallerSlots } from './caller-slots.js';
-import { errorBody, outcomeFor, sendWireError, validationError, WireError, wireErrorOf } from './openai-error.js';
+import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from './openai-error.js';
+import { parseWire } from './wire-body.js';
 import {
   chatSchema,
   completionSchema,
@@ -63,7 +64,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
   const generate = (kind: Kind) => async (wire: WireCall) => {
     const { iface } = wire;
     const schema: z.ZodType<ChatBody | CompletionBody> = kind === 'chat' ? chatSchema(iface) : completionSchema(iface);
-    const body = parse(iface, schema, wire.req.body);
+    const body = parseWire(iface, schema, wire.req.body);
     const guided = guidedOf(body);
     if (Array.isArray(guided)) throw new WireError(badValueStatus(iface), 'invalid_value', guided[1], guided[0]);
     const stream = body.stream === true;
@@ -156,7 +157,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       interfaces: ALL,
       summary: 'Token count of a prompt or of chat messages with the model chat template: {count, max_model_len, tokens}',
       handle: async ({ iface, req, res, caller }) => {
-        const body = parse(iface, tokenizeSchema, req.body);
+        const body = parseWire(iface, tokenizeSchema, req.body);
         if (body.provider !== undefined && iface !== 'gateway') throw new WireError(400, 'unknown_parameter', 'Unrecognized request argument supplied: provider', 'provider');
         if ((body.messages === undefined) === (body.prompt === undefined)) {
           throw new WireError(400, 'missing_parameter', body.messages ? 'Give either messages or prompt, not both' : "Missing required parameter: 'messages' or 'prompt'", body.messages ? 'prompt' : 'messages');
@@ -336,14 +337,6 @@ const URL_IMAGES: Record<WireInterface, UrlImagePolicy> = {
   proxy: 'per-model',
   gateway: 'refuse',
 };
-
-function parse<T>(iface: WireInterface, schema: z.ZodType<T>, body: unknown): T {
-  // reportInput: zod 4 leaves each issue's input out unless asked, and validationError tells a
-  // missing parameter (400) from a value of the wrong type (422 or 400) by it.
-  const parsed = schema.safeParse(body, { reportInput: true });
-  if (!parsed.success) throw validationError(iface, parsed.error);
-  return parsed.data;
-}
 
 /** Whose parallel requests a call counts against: its key, or its client address on keyless interfaces. */
 function subjectOf(caller: Caller): string {
