@@ -4,23 +4,29 @@ import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
+import { AccountUser } from './account-user.entity.js';
+import { DashboardSession } from './dashboard-session.entity.js';
+import { DashboardInvitation } from './dashboard-invitation.entity.js';
+import { UsageMinute } from './usage-minute.entity.js';
 import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
 import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
 import { Migration20261122020000Idempotency } from './migrations/Migration20261122020000Idempotency.js';
 import { Migration20261123000000KeyPlans } from './migrations/Migration20261123000000KeyPlans.js';
 import { Migration20261123005000KeyChanges } from './migrations/Migration20261123005000KeyChanges.js';
+import { Migration20261123100000Dashboard } from './migrations/Migration20261123100000Dashboard.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
 export const identityOrmOptions = {
   schema: IDENTITY_SCHEMA,
-  entities: [Account, ApiKey, IdempotencyRecord],
+  entities: [Account, ApiKey, IdempotencyRecord, AccountUser, DashboardSession, DashboardInvitation, UsageMinute],
   migrations: [
     { name: 'Migration20261122000000Identity', class: Migration20261122000000Identity },
     { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
     { name: 'Migration20261122020000Idempotency', class: Migration20261122020000Idempotency },
     { name: 'Migration20261123000000KeyPlans', class: Migration20261123000000KeyPlans },
     { name: 'Migration20261123005000KeyChanges', class: Migration20261123005000KeyChanges },
+    { name: 'Migration20261123100000Dashboard', class: Migration20261123100000Dashboard },
   ],
 };
 
