@@ -1,111 +1,196 @@
 /**
- * bench/gateway-overhead: one member lookup measured directly at the membership subgraph,
- * through the gateway (/graphql), and through the REST bridge (/api/v1/members/{id}).
- * Run on demand: `npm run bench:gateway-overhead` (BENCH_SECONDS, BENCH_CONNECTIONS to tune).
+ * bench/gateway-overhead: one member lookup, side by side in one run on the same subgraphs,
+ * supergraph and query:
+ *   - the membership subgraph directly (a signed principal header, as the edge sends);
+ *   - our edge at /graphql with every rule on (key auth, rate limits counted, armor, idempotency
+ *     step, request logging, principal signing);
+ *   - our REST bridge (GET /api/v1/members/{id}), the same lookup through the same edge;
+ *   - a stock @apollo/gateway (ApolloServer + ApolloGateway, its default data source and fetcher,
+ *     no edge features) adding a signed principal header, which the subgraphs require;
+ *   - Hive Gateway (@graphql-hive/gateway's createGatewayRuntime) on the same supergraph, same header.
+ * Each at 1, 10 and 100 connections (BENCH_CONNECTIONS=1,10,100), printing requests per second,
+ * p50 and p99, and the ratios the issue sets targets for. Then a cheap REST page
+ * (GET /members?limit=20) at concurrency 1 against the same rows read by one SQL query.
+ * Everything runs in this process on the same two cores; autocannon runs in a worker thread.
+ * Run on demand: `npm run bench:gateway-overhead` (BENCH_SECONDS per target and level, default 5).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { startStandaloneServer } from '@apollo/server/standalone';
+import { createGatewayRuntime } from '@graphql-hive/gateway';
 import autocannon from 'autocannon';
-import { loadConfig } from '../platform/config.js';
-import { openPlatformDatabase } from '../platform/database.js';
-import { openIdentityStore } from '../platform/identity/index.js';
-import { IdentityService } from '../platform/identity/identity.service.js';
-import { createLogger } from '../platform/logger.js';
-import { startPlatform } from '../platform/platform.js';
+import pg from 'pg';
+import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
+import { measure, startBenchPlatform } from './bench-platform.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const levels = (process.env.BENCH_CONNECTIONS ?? '1,10,100').split(',').map(Number);
+const pageSamples = Number(process.env.BENCH_PAGE_SAMPLES ?? 300);
 
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-gateway-'));
-const config = {
-  ...loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: process.env.EMBEDDED_PG_PORT ?? '5499' }),
-  port: 0,
-  host: '127.0.0.1',
-  subgraphPorts: { membership: 0, marketplace: 0, inference: 0, traceroute: 0 },
-  // The limiter stays on (it is part of the edge's cost) but never refuses the bench's key.
-  rateLimits: { livePerMinute: 1e12, testPerMinute: 1e12, inferencePerMinute: 1e12, anonymousPerMinute: 1e12 },
+const bench = await startBenchPlatform('gateway-overhead');
+const { platform, config, key } = bench;
+const stops: (() => Promise<unknown>)[] = [];
+const sql = new pg.Client({ connectionString: bench.databaseUrl });
+
+/**
+ * The principal header the peers send: signed again every minute, so a long run never sends a
+ * stale one (subgraphs refuse signatures older than five minutes). Costs the peers nothing per request.
+ */
+let signed = { header: signPrincipal(key.principal, config.internalSecret), at: Date.now() };
+const principalHeader = () => {
+  if (Date.now() - signed.at > 60_000) signed = { header: signPrincipal(key.principal, config.internalSecret), at: Date.now() };
+  return signed.header;
 };
-const database = await openPlatformDatabase({
-  databaseUrl: config.databaseUrl,
-  dataDir,
-  embeddedPort: config.embeddedDatabasePort,
-});
-const platform = await startPlatform(config, database.url, createLogger('silent'));
-const identityOrm = await openIdentityStore(database.url);
+
+/** A stock Apollo gateway: ApolloServer + ApolloGateway, the default RemoteGraphQLDataSource with the header added. */
+async function startStockApollo(): Promise<string> {
+  const gateway = new ApolloGateway({
+    supergraphSdl: readSupergraph(),
+    buildService: ({ name }) =>
+      new (class extends RemoteGraphQLDataSource {
+        override willSendRequest({ request }: Parameters<NonNullable<RemoteGraphQLDataSource['willSendRequest']>>[0]) {
+          request.http?.headers.set(PRINCIPAL_HEADER, principalHeader());
+        }
+      })({ url: platform.subgraphUrls[name as keyof typeof platform.subgraphUrls] }),
+  });
+  const server = new ApolloServer({ gateway });
+  const { url } = await startStandaloneServer(server, { listen: { port: 0, host: '127.0.0.1' } });
+  stops.push(() => server.stop());
+  return url;
+}
+
+/** Hive Gateway on the same supergraph, the header added to every subgraph request; its logging off, as ours is silent. */
+async function startHive(): Promise<string> {
+  const urls = platform.subgraphUrls as Record<string, string>;
+  // The committed supergraph names each subgraph's URL as the dev default; point them at this run's.
+  const supergraph = readSupergraph().replace(/@join__graph\(name: "(\w+)", url: "[^"]*"\)/g, (all, name: string) =>
+    urls[name] ? `@join__graph(name: "${name}", url: "${urls[name]}")` : all,
+  );
+  const gateway = createGatewayRuntime({
+    supergraph,
+    logging: false,
+    graphiql: false,
+    landingPage: false,
+    propagateHeaders: { fromClientToSubgraphs: () => ({ [PRINCIPAL_HEADER]: principalHeader() }) },
+  });
+  const server = http.createServer(gateway);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  stops.push(async () => {
+    await gateway.dispose();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+}
+
+interface Row {
+  name: string;
+  connections: number;
+  p50: number;
+  p99: number;
+  rps: number;
+  failures: number;
+}
+
+const fmt = (n: number, digits = 0) => n.toFixed(digits);
 
 try {
-  const identity = new IdentityService(identityOrm.em.fork());
-  const { secret } = await identity.createKey({ account: 'bench', kind: 'live' });
-  const auth = await identity.authenticate(secret);
-  if (!auth.ok) throw new Error('the bench key does not authenticate');
-
+  const auth = { authorization: `Bearer ${key.secret}` };
   const created = await fetch(`${platform.baseUrl}/api/v1/members`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Bench Member', email: 'bench@example.org' }),
   });
   const member = (await created.json()) as { id: string };
+  // Twenty more members, so the page below is a full page.
+  for (let i = 0; i < 20; i++) {
+    await fetch(`${platform.baseUrl}/api/v1/members`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Page Member ${i}`, email: `page${i}@example.org` }),
+    });
+  }
   const lookup = JSON.stringify({
     query: 'query($id: ID!) { member(id: $id) { id name email status periodEnd } }',
     variables: { id: member.id },
   });
+  const graphqlPost = (url: string, headers: Record<string, string>) => ({ url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: lookup });
 
-  const targets = [
-    {
-      name: 'direct (subgraph)',
-      url: platform.subgraphUrls.membership,
-      method: 'POST' as const,
-      // Signed once: valid for five minutes, longer than a run.
-      headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: signPrincipal(auth.principal, config.internalSecret) },
-      body: lookup,
-    },
-    {
-      name: 'gateway (/graphql)',
-      url: platform.graphqlUrl,
-      method: 'POST' as const,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-      body: lookup,
-    },
-    {
-      name: 'REST (/api/v1/members/{id})',
-      url: `${platform.baseUrl}/api/v1/members/${member.id}`,
-      method: 'GET' as const,
-      headers: { authorization: `Bearer ${secret}` },
-    },
+  const [stockUrl, hiveUrl] = [await startStockApollo(), await startHive()];
+  interface Target {
+    name: string;
+    url: string;
+    method: 'GET' | 'POST';
+    headers: Record<string, string>;
+    body?: string;
+    /** Signs the principal header again before each level (the direct call carries it itself). */
+    resign?: boolean;
+  }
+  const targets: Target[] = [
+    { name: 'direct (subgraph)', ...graphqlPost(platform.subgraphUrls.membership, { [PRINCIPAL_HEADER]: principalHeader() }), resign: true },
+    { name: 'edge (/graphql)', ...graphqlPost(platform.graphqlUrl, auth) },
+    { name: 'REST (/members/{id})', url: `${platform.baseUrl}/api/v1/members/${member.id}`, method: 'GET' as const, headers: auth },
+    { name: 'stock @apollo/gateway', ...graphqlPost(stockUrl, auth) },
+    { name: 'Hive Gateway', ...graphqlPost(hiveUrl, auth) },
   ];
-
-  const results: { name: string; p50: number; p99: number; rps: number; non2xx: number }[] = [];
+  // Every peer answers the same data for the same query before anything is timed.
   for (const target of targets) {
-    // A short warm-up so JIT and connection pools are in their steady state.
-    // The load runs in a worker thread so it does not compete with the servers' event loop.
-    await autocannon({ ...target, connections, duration: 2, workers: 1 });
-    const result = await autocannon({ ...target, connections, duration: seconds, workers: 1 });
-    results.push({
-      name: target.name,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      rps: result.requests.average,
-      non2xx: result.non2xx + result.errors,
-    });
+    const response = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+    const text = await response.text();
+    if (response.status !== 200 || !text.includes(member.id) || text.includes('"errors"')) throw new Error(`${target.name} answered ${response.status}: ${text}`);
   }
 
-  console.log(`\ngateway-overhead: ${connections} connections, ${seconds} s per target, node ${process.version}\n`);
-  console.log('target                        p50 ms   p99 ms    req/s   failures');
-  for (const r of results) {
-    console.log(
-      `${r.name.padEnd(28)}${String(r.p50).padStart(8)}${String(r.p99).padStart(9)}${r.rps.toFixed(0).padStart(9)}${String(r.non2xx).padStart(11)}`,
-    );
+  const rows: Row[] = [];
+  for (const connections of levels) {
+    for (const target of targets) {
+      const { resign, name: _name, ...request } = target;
+      if (resign) request.headers = { ...request.headers, [PRINCIPAL_HEADER]: principalHeader() };
+      // A short warm-up so JIT and connection pools are in their steady state. The load runs in
+      // a worker thread so it does not compete with the servers' event loop.
+      await autocannon({ ...request, connections, duration: 1, workers: 1 });
+      const result = await autocannon({ ...request, connections, duration: seconds, workers: 1 });
+      rows.push({ name: target.name, connections, p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average, failures: result.non2xx + result.errors });
+    }
   }
-  const failed = results.filter((r) => r.non2xx > 0);
-  if (failed.length) throw new Error(`requests failed for ${failed.map((r) => r.name).join(', ')}: the figures would not compare like with like`);
-  const [direct, gateway, rest] = results;
-  console.log(`\ngateway/direct: p50 ×${(gateway.p50 / direct.p50).toFixed(2)}, p99 ×${(gateway.p99 / direct.p99).toFixed(2)}, req/s ×${(gateway.rps / direct.rps).toFixed(2)}`);
-  console.log(`REST/gateway:   p50 ×${(rest.p50 / gateway.p50).toFixed(2)}, p99 ×${(rest.p99 / gateway.p99).toFixed(2)}, req/s ×${(rest.rps / gateway.rps).toFixed(2)}\n`);
+
+  await sql.connect();
+  const page = await measure(pageSamples, async () => {
+    const response = await fetch(`${platform.baseUrl}/api/v1/members?limit=20`, { headers: auth });
+    if (response.status !== 200) throw new Error(`GET /members: ${response.status}`);
+    await response.arrayBuffer();
+  });
+  const pageSql = await measure(pageSamples, async () => {
+    await sql.query(
+      `select * from membership.member where account_id = $1 and mode = 'live' and deleted_at is null order by created_at desc, id desc limit 21`,
+      [key.principal.accountId],
+    );
+  });
+
+  console.log(`\ngateway-overhead: member lookup, ${seconds} s per target and level, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`);
+  console.log('target                    conns   p50 ms   p99 ms    req/s   failures');
+  for (const r of rows) {
+    console.log(`${r.name.padEnd(24)}${String(r.connections).padStart(7)}${String(r.p50).padStart(9)}${String(r.p99).padStart(9)}${fmt(r.rps).padStart(9)}${String(r.failures).padStart(11)}`);
+  }
+  const failed = rows.filter((r) => r.failures > 0);
+  if (failed.length) throw new Error(`requests failed for ${failed.map((r) => `${r.name} at ${r.connections}`).join(', ')}: the figures would not compare like with like`);
+
+  console.log('\nratios                                   ' + levels.map((c) => `${c} conns`.padStart(10)).join(''));
+  const at = (name: string, c: number) => rows.find((r) => r.name === name && r.connections === c)!;
+  const ratio = (label: string, f: (c: number) => number, target: string) =>
+    console.log(`${label.padEnd(41)}${levels.map((c) => `×${f(c).toFixed(2)}`.padStart(10)).join('')}   (target ${target})`);
+  ratio('edge / stock Apollo, req/s', (c) => at('edge (/graphql)', c).rps / at('stock @apollo/gateway', c).rps, '≥ 1.5');
+  ratio('edge / Hive Gateway, req/s', (c) => at('edge (/graphql)', c).rps / at('Hive Gateway', c).rps, '≥ 1.0');
+  ratio('edge p50 / direct p50', (c) => at('edge (/graphql)', c).p50 / Math.max(at('direct (subgraph)', c).p50, 1), '≤ 1.5');
+  ratio('REST p50 / edge GraphQL p50', (c) => at('REST (/members/{id})', c).p50 / Math.max(at('edge (/graphql)', c).p50, 1), '≤ 1.1');
+  ratio('edge / direct, req/s', (c) => at('edge (/graphql)', c).rps / at('direct (subgraph)', c).rps, 'none');
+  console.log('(autocannon reports whole milliseconds; a p50 under 1 ms counts as 1 in a ratio)');
+
+  console.log(`\nGET /api/v1/members?limit=20, one at a time, ${pageSamples} samples: REST p50 ${page.p50.toFixed(2)} ms, p99 ${page.p99.toFixed(2)} ms;`);
+  console.log(`the same page in SQL: p50 ${pageSql.p50.toFixed(2)} ms, p99 ${pageSql.p99.toFixed(2)} ms; REST / SQL p50 ×${(page.p50 / pageSql.p50).toFixed(2)} (target ≤ 5)\n`);
 } finally {
-  await identityOrm.close();
-  await platform.stop();
-  await database.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await sql.end().catch(() => {});
+  for (const stop of stops.reverse()) await stop().catch(() => {});
+  await bench.stop();
 }

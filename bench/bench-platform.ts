@@ -1,0 +1,92 @@
+/**
+ * What the benches share: a platform started in this process on a temporary embedded PostgreSQL
+ * (or DATABASE_URL), with limits no run trips, a live key to call it with, and the timing helpers.
+ * Each bench used to copy this start-up; one copy keeps their set-ups alike and so their figures comparable.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { loadConfig, type PlatformConfig } from '../platform/config.js';
+import { openPlatformDatabase } from '../platform/database.js';
+import { openIdentityStore } from '../platform/identity/index.js';
+import { IdentityService } from '../platform/identity/identity.service.js';
+import { createLogger } from '../platform/logger.js';
+import { startPlatform, type RunningPlatform } from '../platform/platform.js';
+import type { Principal } from '../subgraphs/shared/principal.js';
+import { freePort } from '../test/support/free-port.js';
+
+/** Limits so high that no run trips them: every request is still counted and admitted. */
+export const NEVER_LIMITED = Number.MAX_SAFE_INTEGER;
+
+export interface BenchPlatform {
+  config: PlatformConfig;
+  /** The database's connection URL (for direct SQL beside the platform). */
+  databaseUrl: string;
+  platform: RunningPlatform;
+  identityOrm: MikroORM;
+  logger: Logger;
+  /** A live key of account `bench`: its secret for requests, its principal for signing directly. */
+  key: { secret: string; principal: Principal };
+  /** Stops whatever started, in reverse order; safe to call once from a `finally`. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the platform for a bench: ports picked free (a bench runs beside a platform that is up),
+ * logging silent, rate limits that never refuse. `overrides` changes the configuration further.
+ */
+export async function startBenchPlatform(name: string, overrides: Partial<PlatformConfig> = {}): Promise<BenchPlatform> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `bench-${name}-`));
+  const stops: (() => Promise<unknown>)[] = [() => rm(dataDir, { recursive: true, force: true })];
+  const stop = async () => {
+    for (const step of stops.splice(0).reverse()) await step().catch((error) => console.error('bench stop:', error));
+  };
+  try {
+    const embeddedPort = process.env.EMBEDDED_PG_PORT ?? String(await freePort());
+    const base = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: embeddedPort });
+    const config: PlatformConfig = {
+      ...base,
+      port: 0,
+      host: '127.0.0.1',
+      subgraphPorts: { membership: 0, marketplace: 0, inference: 0, traceroute: 0 },
+      rateLimits: { livePerMinute: NEVER_LIMITED, testPerMinute: NEVER_LIMITED, inferencePerMinute: NEVER_LIMITED, anonymousPerMinute: NEVER_LIMITED },
+      ...overrides,
+    };
+    const database = await openPlatformDatabase({ databaseUrl: config.databaseUrl, dataDir, embeddedPort: config.embeddedDatabasePort });
+    stops.push(() => database.stop());
+    const logger = createLogger('silent');
+    const platform = await startPlatform(config, database.url, logger);
+    stops.push(() => platform.stop());
+    const identityOrm = await openIdentityStore(database.url);
+    stops.push(() => identityOrm.close());
+    const identity = new IdentityService(identityOrm.em.fork());
+    const { secret } = await identity.createKey({ account: 'bench', kind: 'live' });
+    const auth = await identity.authenticate(secret);
+    if (!auth.ok) throw new Error('the bench key does not authenticate');
+    return { config, databaseUrl: database.url, platform, identityOrm, logger, key: { secret, principal: auth.principal }, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The p-th percentile of ascending `sorted`. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Runs `fn` `n` times one after another (after a warm-up of a tenth) and returns p50/p99 in ms. */
+export async function measure(n: number, fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < Math.max(3, Math.ceil(n / 10)); i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
