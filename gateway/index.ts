@@ -46,6 +46,7 @@ import { RateLimiter } from './rate-limit/rate-limiter.js';
 import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websocket-server.js';
 import { healthHandler } from './health.js';
+import { dashboardStatic } from './dashboard-static.js';
 import { SigningDataSource } from './signing-data-source.js';
 import { KeyCache } from '../platform/identity/key-cache.js';
 import { relayStream } from './stream-relay.js';
@@ -75,6 +76,8 @@ export interface EdgeOptions {
   documents?: { maxUploadBytes: number };
   /** How long a looked-up key is reused (KEY_CACHE_SECONDS); 0 reads the key store on every request. Default 30. */
   keyCacheSeconds?: number;
+  /** Where the dashboard is served (DASHBOARD_PATH); default /dashboard. */
+  dashboardPath?: string;
 }
 
 export interface Edge {
@@ -152,6 +155,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     }),
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
+  // The dashboard's files; its API under the same path is mounted with the routes below.
+  app.use(dashboardStatic({ basePath: options.dashboardPath ?? '/dashboard', restBases: options.restBases }));
 
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const limiter = new RateLimiter(redis);
