@@ -7,6 +7,8 @@ import { sendApiError } from '../rest-bridge/errors.js';
 import type { Principal } from '../subgraphs/shared/principal.js';
 import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
 import type { RateLimiter, WindowState } from './rate-limit/rate-limiter.js';
+import type { DashboardApiError } from './dashboard-api/dashboard-api.error.js';
+import type { SessionAuthenticator } from './dashboard-api/session-auth.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -30,20 +32,34 @@ function worstBreach(states: WindowState[]): WindowState | undefined {
  * for others, by client address when there is no valid key, so guessing keys is limited too), answer with X-RateLimit-* headers, and refuse
  * with the interface's own status, error name and body. Accepted requests get `req.principal`.
  * GET on `publicPaths` (the OpenAPI documents) needs no key: it is counted by client address.
+ * With `sessions` (/graphql only), a request without an Authorization header but with the
+ * dashboard's session cookie acts as the session's user (session-auth.ts); a bad session is
+ * refused like a bad key, and counted by address.
  */
-export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: EdgeInterface, publicPaths: readonly string[] = [], keyCache?: KeyCache) {
+export function edgeGuard(
+  identityOrm: MikroORM,
+  limiter: RateLimiter,
+  edge: EdgeInterface,
+  publicPaths: readonly string[] = [],
+  keyCache?: KeyCache,
+  sessions?: SessionAuthenticator,
+) {
   const open = new Set(publicPaths);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       let refusal: KeyRefusal | undefined;
       let principal: Principal | undefined;
       let key: ApiKey | undefined;
+      let sessionRefusal: DashboardApiError | undefined;
       const isPublic = (req.method === 'GET' || req.method === 'HEAD') && open.has(req.path.replace(/(.)\/+$/, '$1'));
       const secret = edge.credential(req);
       if (isPublic || edge.keyless) {
         // A key sent anyway is not read: the request stays anonymous, counted by address.
       } else if (!secret) {
-        refusal = 'missing';
+        const viaSession = sessions && req.headers.authorization === undefined ? await sessions.authenticateRequest(req) : undefined;
+        if (!viaSession) refusal = 'missing';
+        else if (viaSession.ok) principal = viaSession.principal;
+        else sessionRefusal = viaSession.error;
       } else {
         const result = await new IdentityService(identityOrm.em.fork(), { keyCache }).authenticate(secret);
         if (!result.ok) refusal = result.reason;
@@ -61,6 +77,8 @@ export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: Edg
       }
       const breach = worstBreach(states);
       const requestId = String(req.id);
+      // Known before a breach is answered, so that the dashboard's usage counts the account's 429s.
+      req.principal = principal;
       if (breach) {
         res.setHeader('Retry-After', String(breach.retryAfter));
         sendApiError(res, edge.format, edge.exceeded(breach.window), requestId);
@@ -70,7 +88,10 @@ export function edgeGuard(identityOrm: MikroORM, limiter: RateLimiter, edge: Edg
         sendApiError(res, edge.format, edge.refusal(refusal, req), requestId);
         return;
       }
-      req.principal = principal;
+      if (sessionRefusal) {
+        sendApiError(res, edge.format, sessionRefusal.toApiError(), requestId);
+        return;
+      }
       next();
     } catch (error) {
       next(error);

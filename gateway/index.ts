@@ -10,7 +10,8 @@ import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
-import type { RateLimits, RestBases } from '../platform/config.js';
+import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from '../platform/config.js';
+import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../platform/identity/identity.service.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
@@ -51,6 +52,12 @@ import { SigningDataSource } from './signing-data-source.js';
 import { KeyCache } from '../platform/identity/key-cache.js';
 import { relayStream } from './stream-relay.js';
 import { callInference, relayAgent, relayInference } from './inference-relay.js';
+import { dashboardApi } from './dashboard-api/dashboard.routes.js';
+import { DashboardService } from './dashboard-api/dashboard.service.js';
+import { PathTemplates } from './dashboard-api/path-template.js';
+import { SessionAuthenticator } from './dashboard-api/session-auth.js';
+import { SignInLimiter } from './dashboard-api/sign-in-limiter.js';
+import { UsageRecorder } from './dashboard-api/usage-recorder.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -78,6 +85,10 @@ export interface EdgeOptions {
   keyCacheSeconds?: number;
   /** Where the dashboard is served (DASHBOARD_PATH); default /dashboard. */
   dashboardPath?: string;
+  /** The dashboard's session lifetimes and sign-in limits (its API is served under `<dashboardPath>/api`). */
+  dashboard?: Omit<DashboardSettings, 'path'>;
+  /** The key cap the dashboard shows (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
+  maxActiveKeysPerAccount?: number;
 }
 
 export interface Edge {
@@ -163,8 +174,11 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // One cache per edge process, told of every key change by the key store's notices (key-cache.ts).
   const keyCache = new KeyCache({ ttlMs: (options.keyCacheSeconds ?? 30) * 1000, logger: options.logger.child({ part: 'key-cache' }) });
   await keyCache.listen(String(options.identityOrm.config.get('clientUrl')));
-  const guard = (edge: Parameters<typeof edgeGuard>[2], publicPaths: string[] = []) =>
-    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths, keyCache);
+  const dashboard = { ...DEFAULT_DASHBOARD_SETTINGS, ...options.dashboard, path: options.dashboardPath ?? DEFAULT_DASHBOARD_SETTINGS.path };
+  // The dashboard's sessions: its own API, and an identity on /graphql besides keys.
+  const sessions = new SessionAuthenticator(options.identityOrm, { idleMs: dashboard.sessionIdleMs, maxMs: dashboard.sessionMaxMs });
+  const guard = (edge: Parameters<typeof edgeGuard>[2], publicPaths: string[] = [], withSessions?: SessionAuthenticator) =>
+    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths, keyCache, withSessions);
   const { restBases: bases, rateLimits } = options;
   // Which interface's error body a failure at `path` is answered in.
   const formats: [string, ErrorFormat][] = [
@@ -176,6 +190,24 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     [bases.inferenceGateway, openAIErrorFormat],
   ];
   const formatFor = (path: string) => formats.find(([base]) => under(path, base))?.[1];
+
+  // Membership REST and /graphql requests of live and test principals, counted for the dashboard's usage page.
+  const usage = new UsageRecorder(options.identityOrm, {
+    restBase: bases.membership,
+    templates: new PathTemplates(bases.membership, Object.values(membershipRoutes).map((route) => route.path)),
+    logger: options.logger.child({ part: 'usage' }),
+  });
+  app.use(usage.middleware());
+  app.use(
+    `${dashboard.path}/api`,
+    dashboardApi(
+      new DashboardService(options.identityOrm, sessions, new SignInLimiter(limiter, { perAddress: dashboard.signInPerAddress, failuresPerEmail: dashboard.signInFailuresPerEmail }), usage, {
+        rateLimits,
+        maxActiveKeysPerAccount: options.maxActiveKeysPerAccount ?? DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT,
+      }),
+      { dashboardPath: dashboard.path, sessionMaxMs: dashboard.sessionMaxMs },
+    ),
+  );
 
   // REST mounts are matched by prefix without app.use(path): Express would strip the prefix, and
   // sofa routes on the full path. Sofa reads the raw body itself, so no body parser runs first.
@@ -248,7 +280,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
 
   app.use(
     '/graphql',
-    guard(graphqlInterface(rateLimits)),
+    guard(graphqlInterface(rateLimits), [], sessions),
     idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
@@ -268,6 +300,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     ),
     identityOrm: options.identityOrm,
     keyCache,
+    sessions,
     limiter,
     edge: graphqlInterface(rateLimits),
     subgraphUrls: options.subgraphUrls,
@@ -302,6 +335,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await apollo.stop();
       await redis?.quit();
       await inferenceAgent.close();
+      await usage.close();
       await keyCache.close();
     },
   };

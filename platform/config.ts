@@ -82,6 +82,35 @@ export interface PlatformConfig {
   documents: DocumentSettings;
   /** Document classification: the classifier's threshold and the zero-shot provider, off unless DOCUMENT_ZERO_SHOT_URL and DOCUMENT_ZERO_SHOT_MODEL are set. */
   documentClassification: ClassificationSettings;
+  /** The dashboard: where it is served (DASHBOARD_PATH, default /dashboard, its API under `<path>/api`) and how long sessions last. */
+  dashboard: DashboardSettings;
+}
+
+export interface DashboardSettings {
+  path: string;
+  /** A session ends after this long without a request (DASHBOARD_SESSION_IDLE_HOURS, default 12). */
+  sessionIdleMs: number;
+  /** and after this long whatever the activity (DASHBOARD_SESSION_MAX_DAYS, default 7). */
+  sessionMaxMs: number;
+  /** Sign-in attempts per client address per 15 minutes (DASHBOARD_SIGNIN_PER_ADDRESS, default 20). */
+  signInPerAddress: number;
+  /** Failed sign-ins per email per 15 minutes (DASHBOARD_SIGNIN_FAILURES_PER_EMAIL, default 5). */
+  signInFailuresPerEmail: number;
+}
+
+export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = {
+  path: '/dashboard',
+  sessionIdleMs: 12 * 3600_000,
+  sessionMaxMs: 7 * 86400_000,
+  signInPerAddress: 20,
+  signInFailuresPerEmail: 5,
+};
+
+function dashboardPathFromEnv(env: NodeJS.ProcessEnv): string {
+  const raw = env.DASHBOARD_PATH;
+  if (!raw) return DEFAULT_DASHBOARD_SETTINGS.path;
+  if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(raw)) throw new Error(`DASHBOARD_PATH must be a path such as /dashboard (no trailing slash), got "${raw}"`);
+  return raw;
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -215,6 +244,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       retries: countFromEnv(env, 'DOCUMENT_RETRIES', DEFAULT_DOCUMENT_SETTINGS.retries),
     },
     documentClassification: documentClassificationFromEnv(env),
+    dashboard: {
+      path: dashboardPathFromEnv(env),
+      sessionIdleMs: countFromEnv(env, 'DASHBOARD_SESSION_IDLE_HOURS', 12) * 3600_000,
+      sessionMaxMs: countFromEnv(env, 'DASHBOARD_SESSION_MAX_DAYS', 7) * 86400_000,
+      signInPerAddress: countFromEnv(env, 'DASHBOARD_SIGNIN_PER_ADDRESS', DEFAULT_DASHBOARD_SETTINGS.signInPerAddress),
+      signInFailuresPerEmail: countFromEnv(env, 'DASHBOARD_SIGNIN_FAILURES_PER_EMAIL', DEFAULT_DASHBOARD_SETTINGS.signInFailuresPerEmail),
+    },
     introspection: env.GRAPHQL_INTROSPECTION ? env.GRAPHQL_INTROSPECTION === 'true' : env.NODE_ENV !== 'production',
   };
 }

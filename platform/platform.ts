@@ -1,53 +1,25 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
-import { readSupergraph } from '../schema/supergraph.js';
+import type { EdgeOptions } from '../gateway/index.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
 import { inferenceConfigOf, SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from './identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
+import { startEdgeService } from './edge-service.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { ChatWebhookWorker } from '../subgraphs/membership/webhook/chat-webhook.worker.js';
 import { createDocumentWorker } from '../subgraphs/membership/document/document-worker.factory.js';
 import { documentClassifierFrom } from '../subgraphs/membership/document-classification/document-classifier.factory.js';
+
+// The edge alone lives in edge-service.ts, so that the edge's processes load no subgraph.
+export { startEdgeService };
 
 export interface RunningPlatform {
   graphqlUrl: string;
   baseUrl: string;
   subgraphUrls: Record<SubgraphName, string>;
   stop(): Promise<void>;
-}
-
-/** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
-export async function startEdgeService(
-  config: PlatformConfig,
-  identityOrm: MikroORM,
-  subgraphUrls: Record<string, string>,
-  logger: Logger,
-  extra: Pick<EdgeOptions, 'limitsOff' | 'localInference'> = {},
-): Promise<RunningService> {
-  const edge = await createEdge({
-    ...extra,
-    supergraphSdl: readSupergraph(),
-    subgraphUrls,
-    internalSecret: config.internalSecret,
-    identityOrm,
-    logger: logger.child({ service: 'gateway' }),
-    introspection: config.introspection,
-    restBases: config.restBases,
-    rateLimits: config.rateLimits,
-    redisUrl: config.redisUrl,
-    subscriptionLimits: config.subscriptions,
-    documents: config.documents,
-    keyCacheSeconds: config.keyCacheSeconds,
-  });
-  try {
-    return await listenEdge(edge, config.port, config.host);
-  } catch (error) {
-    await edge.stop();
-    throw error;
-  }
 }
 
 /** One subgraph on SUBGRAPH_HOST and its port, with what it needs (the membership one uses the key store). */

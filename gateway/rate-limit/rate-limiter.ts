@@ -74,4 +74,19 @@ export class RateLimiter {
       }),
     );
   }
+
+  /** A window's state now, without counting a request (the dashboard's sign-in checks a failure window before it counts a failure). */
+  async peek(window: LimitWindow, now = Date.now()): Promise<WindowState> {
+    const result = await this.counter(window.seconds).get(`${window.name}:${window.subject}`);
+    const count = result?.consumedPoints ?? 0;
+    const msBeforeNext = result?.msBeforeNext ?? window.seconds * 1000;
+    return {
+      window,
+      count,
+      remaining: Math.max(0, window.limit - count),
+      resetAt: Math.ceil((now + msBeforeNext) / 1000),
+      retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+      exceeded: count > window.limit,
+    };
+  }
 }

@@ -15,6 +15,7 @@ import { parseBearer } from '../edge-interfaces.js';
 import type { ApiKey } from '../../platform/identity/api-key.entity.js';
 import type { PlatformConfig } from '../../platform/config.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { SessionAuthenticator } from '../dashboard-api/session-auth.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
 import { UpstreamClients } from './upstream-clients.js';
 import { upstreamStream } from './upstream-stream.js';
@@ -31,8 +32,10 @@ export const CLOSE_TOO_MANY_REQUESTS = 4429;
 interface SocketState {
   socket: WebSocket;
   principal: Principal;
-  /** The key's own limits (traceroute keys) count over the socket too. */
-  key: ApiKey;
+  /** The key's own limits (traceroute keys) count over the socket too; absent on a dashboard session's socket. */
+  key?: ApiKey;
+  /** The dashboard session (its id, the token's hash) a socket without a key was opened with. */
+  sessionId?: string;
   upstream: UpstreamClients;
   subscriptions: number;
   requestId: string;
@@ -90,6 +93,8 @@ export function serveWebSockets(options: {
   identityOrm: MikroORM;
   /** The edge's cache of looked-up keys; the periodic re-checks of open sockets read the store itself. */
   keyCache?: KeyCache;
+  /** The dashboard's sessions: a socket without a key may authenticate with the session cookie. */
+  sessions?: SessionAuthenticator;
   limiter: RateLimiter;
   edge: EdgeInterface;
   subgraphUrls: Record<string, string>;
@@ -119,9 +124,16 @@ export function serveWebSockets(options: {
     rechecking = true;
     try {
       const open = [...sockets.values()];
-      const keys = await new IdentityService(options.identityOrm.em.fork()).keysById(open.map((state) => state.key.id));
+      const keys = await new IdentityService(options.identityOrm.em.fork()).keysById(open.flatMap((state) => (state.key ? [state.key.id] : [])));
+      // Sockets of dashboard sessions end with their session (signed out, everywhere too, or expired).
+      const sessionIds = open.flatMap((state) => (state.sessionId ? [state.sessionId] : []));
+      const live = options.sessions && sessionIds.length ? await options.sessions.service().liveSessionIds(sessionIds) : new Set<string>();
       const now = new Date();
       for (const state of open) {
+        if (!state.key) {
+          if (state.sessionId && !live.has(state.sessionId)) forbid(state, 'not_signed_in');
+          continue;
+        }
         const fresh = keys.get(state.key.id);
         const reason = keyRefusal(fresh, now);
         if (!fresh || reason) forbid(state, reason ?? 'invalid_key');
@@ -154,7 +166,26 @@ export function serveWebSockets(options: {
         // The same address Express gives req.ip (no proxy is trusted).
         const address = ctx.extra.request.socket.remoteAddress;
         if (!secret) {
-          return refuseConnection(socket, address, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');
+          const viaSession = await options.sessions?.authenticateSocket(ctx.extra.request, ctx.connectionParams);
+          if (!viaSession) return refuseConnection(socket, address, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');
+          if (!viaSession.ok) {
+            if (viaSession.error.status !== 401) {
+              socket.close(CLOSE_FORBIDDEN, `Forbidden: ${viaSession.error.code}`);
+              return false;
+            }
+            return refuseConnection(socket, address, `Unauthorized: ${viaSession.error.code}`);
+          }
+          if (socket.readyState !== socket.OPEN) return false;
+          connections += 1;
+          sockets.set(socket, {
+            socket,
+            principal: viaSession.principal,
+            sessionId: viaSession.session.id,
+            upstream: new UpstreamClients(options.subgraphUrls, viaSession.principal, options.internalSecret),
+            subscriptions: 0,
+            requestId: `ws_${connections}_${Date.now().toString(36)}`,
+          });
+          return true;
         }
         const result = await new IdentityService(options.identityOrm.em.fork(), { keyCache: options.keyCache }).authenticate(secret);
         if (!result.ok) return refuseConnection(socket, address, `Unauthorized: ${result.reason}`);
@@ -175,7 +206,7 @@ export function serveWebSockets(options: {
       onSubscribe: async (ctx, id, payload) => {
         const state = sockets.get(ctx.extra.socket);
         if (!state) return refuse('Not connected', 'UNAUTHENTICATED', 'missing_api_key');
-        const expired = keyRefusal(state.key);
+        const expired = state.key && keyRefusal(state.key);
         if (expired) {
           forbid(state, expired);
           return refuse('The API key no longer authenticates', 'UNAUTHENTICATED', expired);
@@ -235,7 +266,7 @@ export function serveWebSockets(options: {
           try {
             for await (const event of upstream) {
               // An expiry passed since the last check ends the socket before another event goes out.
-              const expired = keyRefusal(state.key);
+              const expired = state.key && keyRefusal(state.key);
               if (expired) {
                 forbid(state, expired);
                 return;

@@ -25,6 +25,11 @@ export interface Principal {
    * plan and for every other kind. Read it through `planOf`, never as-is.
    */
   plan?: string;
+  /**
+   * The dashboard user a request acts for, when it came with a session cookie instead of a key
+   * (its keyId is then the user's `usr_` id, never a key's). Viewers may look but not change keys.
+   */
+  user?: { id: string; role: 'owner' | 'developer' | 'viewer' };
 }
 
 /**

@@ -5,7 +5,9 @@ import { MembershipKeyKind } from './api-key.type.js';
 
 /**
  * Settings, API Keys for the membership platform. A live key manages the account's live and
- * test keys; a test key, being a sandbox, manages test keys only.
+ * test keys; a test key, being a sandbox, manages test keys only. A dashboard session acts as a
+ * live or test principal the same way, except that viewers may only list. A revoke disables the
+ * key in the key store, whose trigger evicts it from every edge's key cache at once.
  */
 export class ApiKeySettingsService {
   constructor(
@@ -24,6 +26,13 @@ export class ApiKeySettingsService {
     }
   }
 
+  /** A dashboard viewer looks at keys but does not change them; keys and other users may. */
+  private assertMayChange(): void {
+    if (this.principal.user?.role === 'viewer') {
+      throw new DomainError('FORBIDDEN', 'Viewers cannot create or revoke API keys; ask an owner or a developer', { reason: 'insufficient_role' });
+    }
+  }
+
   async list(): Promise<KeyView[]> {
     this.assertMembershipKey();
     const keys = await this.identity.listKeys({ account: this.principal.account });
@@ -32,6 +41,7 @@ export class ApiKeySettingsService {
 
   async create(kind: MembershipKeyKind, name?: string | null): Promise<KeyView & { secret: string }> {
     this.assertMembershipKey();
+    this.assertMayChange();
     if (!this.manageable(kind)) {
       throw new DomainError('FORBIDDEN', 'A test key cannot issue live keys', { param: 'kind' });
     }
@@ -39,6 +49,7 @@ export class ApiKeySettingsService {
   }
 
   async revoke(id: string): Promise<KeyView> {
+    this.assertMayChange();
     const visible = (await this.list()).some((key) => key.id === id);
     if (!visible) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
     return this.identity.disableKey(id, this.principal.account);
