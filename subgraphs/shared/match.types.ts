@@ -1,3 +1,4 @@
+import { cursorParts, encodeCursor } from './cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError } from './pagination.js';
 import { DomainError } from './errors.js';
 import { Directive, Field, Float, Int, ObjectType } from './type-graphql.js';
@@ -38,17 +39,13 @@ export class MatchExplanationType {
 
 /** An offset cursor for ranked lists (a rank has no stable key to seek from). */
 export function encodeRankCursor(offset: number): string {
-  return Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
+  return encodeCursor(['rank', offset]);
 }
 
 /** The offset of a rank cursor; null when it is not one. */
 export function decodeRankCursor(cursor: string): number | null {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { o?: unknown };
-    return Number.isInteger(parsed.o) && (parsed.o as number) >= 0 && (parsed.o as number) <= 100_000 ? (parsed.o as number) : null;
-  } catch {
-    return null;
-  }
+  const [kind, offset, extra] = cursorParts(cursor) ?? [];
+  return kind === 'rank' && extra === undefined && Number.isInteger(offset) && (offset as number) >= 0 && (offset as number) <= 100_000 ? (offset as number) : null;
 }
 
 /** The window a ranked page reads: its size and offset, from `limit` and a rank cursor (400 invalid_cursor when it is not one). */

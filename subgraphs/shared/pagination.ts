@@ -1,8 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import { decodeTimeCursor, encodeTimeCursor } from './cursor.js';
 import { DomainError } from './errors.js';
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { UUID } from './uuid-v7.js';
+
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
@@ -23,19 +25,10 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-function encodeCursor(row: Keyed): string {
-  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
-}
-
 function decodeCursor(cursor: string): Keyed {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw new InvalidCursorError();
-  }
+  const position = decodeTimeCursor(cursor);
+  if (!position) throw new InvalidCursorError();
+  return { createdAt: position.at, id: position.id };
 }
 
 /**
@@ -62,5 +55,5 @@ export async function paginate<T extends Keyed>(
   })) as T[];
   const data = rows.slice(0, limit);
   const hasMore = rows.length > limit;
-  return { data, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]) : null };
+  return { data, hasMore, nextCursor: hasMore ? encodeTimeCursor(data[data.length - 1].createdAt, data[data.length - 1].id) : null };
 }

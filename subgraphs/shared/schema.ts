@@ -2,6 +2,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { parse, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from './type-graphql.js';
+import { authChecker } from './authorization.js';
 import { rejectNulCharacters } from './reject-nul.middleware.js';
 import { validateArguments } from './validation.js';
 
@@ -38,6 +39,7 @@ export async function buildFederatedSchema(
   const schema = await buildSchema({
     validateFn: validateArguments,
     globalMiddlewares: [rejectNulCharacters],
+    authChecker,
     pubSub: CONTEXT_PUBSUB_ONLY,
     ...options,
     skipCheck: true,

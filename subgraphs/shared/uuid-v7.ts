@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
+/** Any uuid, in any version: what an id argument must look like before it reaches a uuid column. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A UUIDv7 (RFC 9562) carrying `at` in its first 48 bits: ids sort by time, and name their monthly partition (traces, inference usage records). */
 export function uuidV7(at: Date): string {
   const bytes = randomBytes(16);

@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../../shared/type-graphql.js';
+import { ADMIN } from '../../shared/authorization.js';
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import type { InferenceContext } from '../inference-context.js';
@@ -27,6 +28,7 @@ export class ProviderResolver {
     return service(ctx).find(id);
   }
 
+  @Authorized(ADMIN)
   @Mutation(() => Provider, {
     description:
       "Admin: overrides a provider's status, and live status subscribers see it. The override lasts until the health probes next see the provider's status change, which then replaces it.",
@@ -36,7 +38,7 @@ export class ProviderResolver {
     @Arg('status', () => ProviderStatus) status: ProviderStatus,
     @Ctx() ctx: SubgraphContext,
   ): Promise<Provider> {
-    return service(ctx).setStatus(ctx.principal, ctx.pubsub, id, status);
+    return service(ctx).setStatus(ctx.pubsub, id, status);
   }
 
   /** Live provider status: every change after the subscription starts, read fresh from the database. */

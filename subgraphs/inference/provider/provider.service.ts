@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../shared/errors.js';
-import type { Principal } from '../../shared/principal.js';
 import type { PlatformPubSub } from '../../shared/pubsub.js';
 import { Provider } from './provider.entity.js';
 import type { ProviderStatus } from './provider-status.js';
@@ -21,11 +20,10 @@ export class ProviderService {
   }
 
   /**
-   * Sets a provider's status (an operator's override: admin keys only; the next status change the
+   * Sets a provider's status (an operator's override, admitted by its resolver to admin keys only; the next status change the
    * health probes see replaces it) and publishes the change after the commit, for live status subscribers.
    */
-  async setStatus(principal: Principal, pubsub: PlatformPubSub, id: string, status: ProviderStatus): Promise<Provider> {
-    if (principal.kind !== 'admin') throw new DomainError('FORBIDDEN', 'Only an admin key may set a provider status', { reason: 'admin_only' });
+  async setStatus(pubsub: PlatformPubSub, id: string, status: ProviderStatus): Promise<Provider> {
     const provider = await this.find(id);
     if (!provider) throw new DomainError('NOT_FOUND', `No provider with id "${id}"`, { param: 'id', reason: 'provider_not_found' });
     provider.status = status;

@@ -1,4 +1,5 @@
-import { InvalidCursorError, UUID } from '../../shared/pagination.js';
+import { decodeTimeCursor, encodeTimeCursor } from '../../shared/cursor.js';
+import { InvalidCursorError } from '../../shared/pagination.js';
 import { UsageRecord } from './usage-record.entity.js';
 
 /** A row as the driver returns it. */
@@ -33,17 +34,12 @@ export function usageRecordFromRow(row: UsageRow): UsageRecord {
 
 /** The cursor of every usage list: [occurred_at, id], so a page of one continues in another. */
 export function encodeUsageCursor(record: Pick<UsageRecord, 'occurredAt' | 'id'>): string {
-  return Buffer.from(JSON.stringify([record.occurredAt.toISOString(), record.id])).toString('base64url');
+  return encodeTimeCursor(record.occurredAt, record.id);
 }
 
 /** The position a cursor names; InvalidCursorError when it is not one this API issued. */
 export function decodeUsageCursor(cursor: string): { occurredAt: Date; id: string } {
-  try {
-    const [occurredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(occurredAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
-    return { occurredAt: date, id };
-  } catch {
-    throw new InvalidCursorError();
-  }
+  const position = decodeTimeCursor(cursor);
+  if (!position) throw new InvalidCursorError();
+  return { occurredAt: position.at, id: position.id };
 }

@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { JobApplication } from './job-application.entity.js';
 
 /** One page of a posting's applications, newest first. */
 @ObjectType()
-export class JobApplicationPage {
-  @Field(() => [JobApplication])
-  data!: JobApplication[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class JobApplicationPage extends PageOf(JobApplication) {}

@@ -1,4 +1,5 @@
 import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { BidReceipt } from './bid-receipt.entity.js';
 import { Bid } from './bid.entity.js';
 
@@ -12,16 +13,7 @@ export class BidWithReceipt {
 }
 
 @ObjectType()
-export class BidPage {
-  @Field(() => [Bid])
-  data!: Bid[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class BidPage extends PageOf(Bid) {}
 
 @ObjectType({ description: 'A receipt checked again: its hash recomputed from the stored content.' })
 export class BidReceiptVerification {

@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { JobPosting } from './job-posting.entity.js';
 
 /** One page of job postings, newest first, with the cursor of the next page. */
 @ObjectType()
-export class JobPostingPage {
-  @Field(() => [JobPosting])
-  data!: JobPosting[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class JobPostingPage extends PageOf(JobPosting) {}

@@ -1,4 +1,5 @@
 import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { MatchExplanationType } from '../../shared/match.types.js';
 import { JobPosting } from '../job/job-posting.entity.js';
 import { JobPostingSummary } from './job-posting-summary.js';
@@ -15,13 +16,4 @@ export class PostingMatch extends MatchExplanationType {
 
 /** Open postings ranked for a member, best first. */
 @ObjectType()
-export class PostingMatchPage {
-  @Field(() => [PostingMatch])
-  data!: PostingMatch[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class PostingMatchPage extends PageOf(PostingMatch) {}

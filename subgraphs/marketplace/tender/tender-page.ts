@@ -1,14 +1,6 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { Tender } from './tender.entity.js';
 
 @ObjectType()
-export class TenderPage {
-  @Field(() => [Tender])
-  data!: Tender[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class TenderPage extends PageOf(Tender) {}

@@ -1,14 +1,6 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { Vendor } from './vendor.entity.js';
 
 @ObjectType()
-export class VendorPage {
-  @Field(() => [Vendor])
-  data!: Vendor[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class VendorPage extends PageOf(Vendor) {}

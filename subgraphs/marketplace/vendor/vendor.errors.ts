@@ -18,10 +18,3 @@ export class VendorNotApprovedError extends DomainError {
     super('FORBIDDEN', `Only approved vendors bid; this vendor is ${status}`, { reason: 'vendor_not_approved' });
   }
 }
-
-/** Qualification is the platform operator's decision: admin keys only. */
-export class AdminOnlyError extends DomainError {
-  constructor() {
-    super('FORBIDDEN', 'Only an admin key may qualify vendors', { reason: 'admin_only' });
-  }
-}

@@ -1,4 +1,5 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
+import { ADMIN } from '../../shared/authorization.js';
+import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { Vendor } from './vendor.entity.js';
 import { QualifyVendorArgs, RegisterVendorArgs, VendorsArgs } from './vendor.inputs.js';
@@ -29,6 +30,7 @@ export class VendorResolver {
     return service(ctx).register(args);
   }
 
+  @Authorized(ADMIN)
   @Mutation(() => Vendor, { description: 'Admin keys only: approves or suspends a vendor (pending → approved → suspended → approved).' })
   qualifyVendor(@Args(() => QualifyVendorArgs) args: QualifyVendorArgs, @Ctx() ctx: SubgraphContext): Promise<Vendor> {
     return service(ctx).qualify(args);

@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { MemberCategory } from './member-category.entity.js';
 
 /** One page of categories, newest first. */
 @ObjectType()
-export class MemberCategoryPage {
-  @Field(() => [MemberCategory])
-  data!: MemberCategory[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class MemberCategoryPage extends PageOf(MemberCategory) {}

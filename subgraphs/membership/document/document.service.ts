@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { Principal } from '../../shared/principal.js';
+import { cursorParts, encodeCursor } from '../../shared/cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, paginate, UUID, type Page } from '../../shared/pagination.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -396,15 +397,11 @@ function normalizeTags(tags: DocumentDetailsArgs['tags']): string[] {
 }
 
 function encodeRankCursor(rank: number, id: string): string {
-  return Buffer.from(JSON.stringify(['rank', rank, id])).toString('base64url');
+  return encodeCursor(['rank', rank, id]);
 }
 
 function decodeRankCursor(cursor: string): [number, string] {
-  try {
-    const [kind, rank, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, number, string];
-    if (kind !== 'rank' || typeof rank !== 'number' || !Number.isFinite(rank) || !UUID.test(id)) throw new Error('bad cursor');
-    return [rank, id];
-  } catch {
-    throw new InvalidCursorError();
-  }
+  const [kind, rank, id, extra] = cursorParts(cursor) ?? [];
+  if (kind !== 'rank' || extra !== undefined || typeof rank !== 'number' || !Number.isFinite(rank) || typeof id !== 'string' || !UUID.test(id)) throw new InvalidCursorError();
+  return [rank, id];
 }

@@ -21,10 +21,8 @@ import {
 import type { AttendeesArgs, CancelRegistrationArgs, CheckInArgs, RegisterArgs } from './event.inputs.js';
 import { EventStatus, eventStatusAt } from './event-status.js';
 import { EventService } from './event.service.js';
+import { escapeLike } from '../../shared/like.js';
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 function badInput(param: string, message: string): DomainError {
   return new DomainError('BAD_USER_INPUT', message, { param, reason: 'invalid_parameter' });

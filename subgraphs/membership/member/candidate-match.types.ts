@@ -1,4 +1,5 @@
 import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { MatchExplanationType } from '../../shared/match.types.js';
 import { Member } from './member.entity.js';
 import { CandidateSummary } from './candidate-summary.js';
@@ -19,13 +20,4 @@ export class CandidateMatch extends MatchExplanationType {
 
 /** Members ranked for a posting, best first. */
 @ObjectType()
-export class CandidateMatchPage {
-  @Field(() => [CandidateMatch])
-  data!: CandidateMatch[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class CandidateMatchPage extends PageOf(CandidateMatch) {}

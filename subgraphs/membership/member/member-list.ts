@@ -1,5 +1,6 @@
 import { QueryOrder, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { cursorParts, encodeCursor } from '../../shared/cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, UUID, type Page } from '../../shared/pagination.js';
 import { Member } from './member.entity.js';
 import { MemberSort, SORT_KEYS } from './member-sort.js';
@@ -12,23 +13,20 @@ function valueOf(member: Member, field: (typeof SORT_KEYS)[MemberSort]['field'])
 }
 
 function encode(sort: MemberSort, member: Member): string {
-  return Buffer.from(JSON.stringify([sort, valueOf(member, SORT_KEYS[sort].field), member.id])).toString('base64url');
+  return encodeCursor([sort, valueOf(member, SORT_KEYS[sort].field), member.id]);
 }
 
 function decode(cursor: string, sort: MemberSort): { value: SortValue; id: string } {
-  try {
-    const [cursorSort, value, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, SortValue, string];
-    const field = SORT_KEYS[sort].field;
-    const valid =
-      cursorSort === sort &&
-      typeof id === 'string' &&
-      UUID.test(id) &&
-      (value === null ? field === 'periodEnd' : typeof value === 'string' && (field !== 'createdAt' || !Number.isNaN(Date.parse(value))));
-    if (!valid) throw new Error('bad cursor');
-    return { value, id };
-  } catch {
-    throw new InvalidCursorError();
-  }
+  const [cursorSort, value, id, extra] = cursorParts(cursor) ?? [];
+  const field = SORT_KEYS[sort].field;
+  const valid =
+    cursorSort === sort &&
+    extra === undefined &&
+    typeof id === 'string' &&
+    UUID.test(id) &&
+    (value === null ? field === 'periodEnd' : typeof value === 'string' && (field !== 'createdAt' || !Number.isNaN(Date.parse(value))));
+  if (!valid) throw new InvalidCursorError();
+  return { value: value as SortValue, id };
 }
 
 /**

@@ -18,10 +18,8 @@ import { pageMembers } from './member-list.js';
 import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period, type PeriodRule } from './member-period.js';
 import { MemberSort } from './member-sort.js';
 import { MemberStatus, memberStatusOf, statusConditions, today, type MemberState } from './member-status.js';
+import { escapeLike } from '../../shared/like.js';
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 /** Explicit lifecycle actions: the statuses each may start from and the state it leaves. */
 export const MEMBER_TRANSITIONS = {

@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../shared/type-graphql.js';
+import { ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { ChatWebhook } from './chat-webhook.entity.js';
 
 /** One page of webhook endpoints, newest first. */
 @ObjectType()
-export class ChatWebhookPage {
-  @Field(() => [ChatWebhook])
-  data!: ChatWebhook[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class ChatWebhookPage extends PageOf(ChatWebhook) {}

@@ -1,14 +1,16 @@
 import { DateTimeResolver } from '../../shared/scalars.js';
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
+import { ADMIN } from '../../shared/authorization.js';
+import { Arg, Args, Authorized, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { KeyStoreContext } from '../../shared/key-store.context.js';
 import { CreatedTracerouteKeyType } from './created-traceroute-key.type.js';
 import { IssueTracerouteKeyArgs } from './traceroute-key.inputs.js';
 import { TracerouteKeyService } from './traceroute-key.service.js';
 import { TracerouteKeyType } from './traceroute-key.type.js';
 
-const service = (ctx: KeyStoreContext) => new TracerouteKeyService(ctx.identity, ctx.principal);
+const service = (ctx: KeyStoreContext) => new TracerouteKeyService(ctx.identity);
 
 /** The traceroute admin area (admin keys only). */
+@Authorized(ADMIN)
 @Resolver()
 export class TracerouteKeyResolver {
   @Query(() => [TracerouteKeyType], { description: 'Admin: traceroute keys, of one account or all.' })

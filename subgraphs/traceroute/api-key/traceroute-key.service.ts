@@ -1,6 +1,5 @@
 import type { IdentityService, KeyView } from '../../../platform/identity/identity.service.js';
 import { DomainError } from '../../shared/errors.js';
-import type { Principal } from '../../shared/principal.js';
 import { TracerouteKeyState, type TracerouteKeyType } from './traceroute-key.type.js';
 import type { IssueTracerouteKeyArgs } from './traceroute-key.inputs.js';
 
@@ -24,16 +23,9 @@ function toKey(view: KeyView, now = new Date()): TracerouteKeyType {
   };
 }
 
-/** The traceroute admin area: issuing and managing keys. Only an admin principal may use it. */
+/** The traceroute admin area: issuing and managing keys (its resolver admits admin keys only). */
 export class TracerouteKeyService {
-  constructor(
-    private readonly identity: IdentityService,
-    principal: Principal,
-  ) {
-    if (principal.kind !== 'admin') {
-      throw new DomainError('FORBIDDEN', 'Only an admin key may manage traceroute keys', { reason: 'admin_only' });
-    }
-  }
+  constructor(private readonly identity: IdentityService) {}
 
   async list(account?: string | null): Promise<TracerouteKeyType[]> {
     return (await this.identity.listKeys({ kind: 'traceroute', account: account ?? undefined })).map((key) => toKey(key));

@@ -1,6 +1,7 @@
 import { DomainError } from '../../shared/errors.js';
 import { MAX_HOURS } from './trace-limits.js';
 import type { TraceFilterArgs } from './trace.inputs.js';
+import { escapeLike } from '../../shared/like.js';
 
 /** A WHERE clause with `?` placeholders and its values. */
 export interface SqlFilter {
@@ -13,7 +14,6 @@ export interface SqlFilter {
 const EARLIEST = new Date('1970-01-01T00:00:00Z');
 const LATEST = new Date('9999-12-31T23:59:59.999Z');
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The measurement-time window: from `since` when given, else `hours` (default `defaultHours`)

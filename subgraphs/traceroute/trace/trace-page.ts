@@ -1,4 +1,5 @@
 import { Field, Int, ObjectType } from '../../shared/type-graphql.js';
+import { PageOf } from '../../shared/page.type.js';
 import { Trace } from './trace.entity.js';
 
 /**
@@ -7,19 +8,10 @@ import { Trace } from './trace.entity.js';
  * of rows per request is what the partitions are there to avoid).
  */
 @ObjectType()
-export class TracePage {
-  @Field(() => [Trace])
-  data!: Trace[];
-
+export class TracePage extends PageOf(Trace) {
   @Field(() => Int, { description: 'The page number served (1 when paging by cursor).' })
   page!: number;
 
   @Field(() => Int)
   limit!: number;
-
-  @Field(() => Boolean, { description: 'Whether another page follows.' })
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true, description: 'Pass as cursor for the next page; null on the last.' })
-  nextCursor!: string | null;
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { decodeTimeCursor, encodeTimeCursor } from '../../shared/cursor.js';
 import { DomainError } from '../../shared/errors.js';
 import { UUID } from '../../shared/pagination.js';
 import type { Principal } from '../../shared/principal.js';
@@ -67,18 +68,13 @@ export function traceFromRow(row: Row): Trace {
 }
 
 function encodeCursor(trace: Trace): string {
-  return Buffer.from(JSON.stringify([trace.measuredAt.toISOString(), trace.id])).toString('base64url');
+  return encodeTimeCursor(trace.measuredAt, trace.id);
 }
 
 function decodeCursor(cursor: string): { measuredAt: Date; id: string } {
-  try {
-    const [measuredAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(measuredAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
-    return { measuredAt: date, id };
-  } catch {
-    throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'cursor', reason: 'invalid_parameter' });
-  }
+  const position = decodeTimeCursor(cursor);
+  if (!position) throw new DomainError('BAD_USER_INPUT', 'The cursor is not one this API issued', { param: 'cursor', reason: 'invalid_parameter' });
+  return { measuredAt: position.at, id: position.id };
 }
 
 /** Traceroute measurements. They are public research data, so no query is scoped to an account. */

@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../../shared/type-graphql.js';
+import { ObjectType } from '../../../shared/type-graphql.js';
+import { PageOf } from '../../../shared/page.type.js';
 import { Invoice } from './invoice.entity.js';
 
 /** One page of invoices, newest first. */
 @ObjectType()
-export class InvoicePage {
-  @Field(() => [Invoice])
-  data!: Invoice[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class InvoicePage extends PageOf(Invoice) {}

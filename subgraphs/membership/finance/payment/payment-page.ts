@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../../shared/type-graphql.js';
+import { ObjectType } from '../../../shared/type-graphql.js';
+import { PageOf } from '../../../shared/page.type.js';
 import { Payment } from './payment.entity.js';
 
 /** One page of payments, newest first. */
 @ObjectType()
-export class PaymentPage {
-  @Field(() => [Payment])
-  data!: Payment[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class PaymentPage extends PageOf(Payment) {}

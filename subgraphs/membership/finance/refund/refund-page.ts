@@ -1,15 +1,7 @@
-import { Field, ObjectType } from '../../../shared/type-graphql.js';
+import { ObjectType } from '../../../shared/type-graphql.js';
+import { PageOf } from '../../../shared/page.type.js';
 import { Refund } from './refund.entity.js';
 
 /** One page of refunds, newest first. */
 @ObjectType()
-export class RefundPage {
-  @Field(() => [Refund])
-  data!: Refund[];
-
-  @Field(() => Boolean)
-  hasMore!: boolean;
-
-  @Field(() => String, { nullable: true })
-  nextCursor!: string | null;
-}
+export class RefundPage extends PageOf(Refund) {}
