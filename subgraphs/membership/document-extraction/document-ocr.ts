@@ -2,8 +2,8 @@ import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import Tesseract from 'tesseract.js';
-import { OcrWorkerPool } from '../../inference/engines/ocr/ocr-worker-pool.js';
-import { traineddataProblem } from '../../inference/engines/ocr/traineddata-check.js';
+import { OcrWorkerPool } from '../../shared/ocr-worker-pool.js';
+import { traineddataProblem } from '../../shared/traineddata-check.js';
 import { ExtractionFailure } from './extraction-failure.js';
 
 /** The English LSTM model shipped in @tesseract.js-data/eng: nothing is downloaded at run time. */

@@ -7,7 +7,7 @@ import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';
 import { ChatWebhook } from './chat-webhook.entity.js';
 import type { ChatWebhookDeliveriesArgs, ChatWebhooksArgs, CreateChatWebhookArgs } from './chat-webhook.inputs.js';
 import type { CreatedChatWebhook } from './created-chat-webhook.type.js';
-import { checkWebhookTarget, WebhookTargetError } from './ssrf-guard.js';
+import { checkWebhookTarget, WebhookTargetError } from '../../shared/ssrf-guard.js';
 import { isWebhookEventType } from './webhook-event-type.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import type { WebhookSettings } from './webhook-settings.js';

@@ -6,7 +6,7 @@ import { ChatWebhookAttempt } from './chat-webhook-attempt.entity.js';
 import { ChatWebhookDeliveryStatus } from './chat-webhook-delivery-status.js';
 import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';
 import { ChatWebhook } from './chat-webhook.entity.js';
-import { guardedLookup, refuseLiteralPrivateHost, WebhookTargetError } from './ssrf-guard.js';
+import { guardedLookup, refuseLiteralPrivateHost, WebhookTargetError } from '../../shared/ssrf-guard.js';
 import { signWebhook } from './webhook-signature.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhook-settings.js';
 

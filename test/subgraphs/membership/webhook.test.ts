@@ -5,7 +5,7 @@ import { ChatWebhookDelivery } from '../../../subgraphs/membership/webhook/chat-
 import { ChatWebhookWorker } from '../../../subgraphs/membership/webhook/chat-webhook.worker.js';
 import pino from 'pino';
 import { ChatWebhookService } from '../../../subgraphs/membership/webhook/chat-webhook.service.js';
-import { checkWebhookTarget, isPrivateAddress, TARGET_NOT_ALLOWED, WebhookTargetError } from '../../../subgraphs/membership/webhook/ssrf-guard.js';
+import { checkWebhookTarget, isPrivateAddress, TARGET_NOT_ALLOWED, WebhookTargetError } from '../../../subgraphs/shared/ssrf-guard.js';
 import { verifyWebhook } from '../../../subgraphs/membership/webhook/webhook-signature.js';
 import type { Principal } from '../../../subgraphs/shared/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';

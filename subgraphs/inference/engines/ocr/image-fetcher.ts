@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup, refuseLiteralPrivateHost, WebhookTargetError } from '../../../membership/webhook/ssrf-guard.js';
+import { guardedLookup, refuseLiteralPrivateHost, WebhookTargetError } from '../../../shared/ssrf-guard.js';
 import { EngineError } from '../../engine/text-engine.js';
 
 export interface ImageFetchLimits {

@@ -22,8 +22,8 @@ import { guardedImageFetcher, type ImageFetcher } from './image-fetcher.js';
 import type { ImageFormat } from './image-format.js';
 import { OCR_DEFAULTS } from './ocr-defaults.js';
 import { readImageInput } from './image-input.js';
-import { OcrWorkerPool } from './ocr-worker-pool.js';
-import { traineddataProblem } from './traineddata-check.js';
+import { OcrWorkerPool } from '../../../shared/ocr-worker-pool.js';
+import { traineddataProblem } from '../../../shared/traineddata-check.js';
 
 /** The one model this engine serves: Tesseract's English LSTM model. */
 export const OCR_MODEL_ID = 'ocr-eng';
