@@ -1,12 +1,13 @@
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { DomainError } from '../subgraphs/shared/errors.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IdentityService } from '../platform/identity/identity.service.js';
 import { UsageError } from './usage.error.js';
 
 export const PROGRAM = 'npm run --silent cli --';
 
-/** What a parsed command does once the database is open; the result is printed as JSON. */
-export type CommandAction = (identity: IdentityService) => Promise<unknown>;
+/** What a parsed command does once the database is open (the key store, and its EntityManager for other identity work); the result is printed as JSON. */
+export type CommandAction = (identity: IdentityService, em: EntityManager) => Promise<unknown>;
 
 export interface Command {
   /** The words that select the command, e.g. `['keys', 'create']`. */
@@ -31,7 +32,7 @@ export function defineCommand<const O extends ParseArgsOptionsConfig, I>(spec: {
   options: O;
   positionals?: readonly string[];
   parse(values: Values<O>, positionals: string[]): I;
-  run(identity: IdentityService, input: I): Promise<unknown>;
+  run(identity: IdentityService, input: I, em: EntityManager): Promise<unknown>;
 }): Command {
   return {
     words: spec.words,
@@ -54,7 +55,7 @@ export function defineCommand<const O extends ParseArgsOptionsConfig, I>(spec: {
         );
       }
       const input = spec.parse(parsed.values, parsed.positionals);
-      return (identity) => spec.run(identity, input);
+      return (identity, em) => spec.run(identity, input, em);
     },
   };
 }

@@ -5,9 +5,10 @@ import { parseCommandLine, usageText, type CommandAction } from './args.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
 import { KEYS_COMMANDS } from './keys.command.js';
 import { TRACEROUTE_COMMANDS } from './traceroute.command.js';
+import { USERS_COMMANDS } from './users.command.js';
 import { UsageError } from './usage.error.js';
 
-const COMMANDS = [...KEYS_COMMANDS, ...TRACEROUTE_COMMANDS];
+const COMMANDS = [...KEYS_COMMANDS, ...TRACEROUTE_COMMANDS, ...USERS_COMMANDS];
 
 export interface CliOutput {
   stdout(text: string): void;
@@ -21,7 +22,8 @@ async function withIdentity(action: CommandAction): Promise<unknown> {
   try {
     const orm = await openIdentityStore(database.url, undefined, 2);
     try {
-      return await action(new IdentityService(orm.em.fork(), { maxActiveKeysPerAccount: config.maxActiveKeysPerAccount }));
+      const em = orm.em.fork();
+      return await action(new IdentityService(em, { maxActiveKeysPerAccount: config.maxActiveKeysPerAccount }), em);
     } finally {
       await orm.close(true);
     }

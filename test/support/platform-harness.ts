@@ -4,6 +4,8 @@ import type { DestinationStream } from 'pino';
 import { createLogger } from '../../platform/logger.js';
 import { openIdentityStore } from '../../platform/identity/index.js';
 import { IdentityService } from '../../platform/identity/identity.service.js';
+import { AccountUser, type UserRole } from '../../platform/identity/account-user.entity.js';
+import { AccountUserService } from '../../platform/identity/account-user.service.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { createTestDatabase } from './database.js';
 import { TEST_SECRET } from './subgraph-harness.js';
@@ -13,6 +15,8 @@ export interface TestPlatform extends RunningPlatform {
   databaseUrl: string;
   /** Issues a key straight in the key store, as the CLI would; returns its secret. */
   issueKey(account: string, kind?: KeyKind, limits?: { hourlyLimit?: number; dailyLimit?: number }): Promise<string>;
+  /** A dashboard user straight in the identity store (as `users create-owner` would, then its role); returns its id. */
+  createDashboardUser(input: { account: string; email: string; password: string; name?: string; role?: UserRole; platformAdmin?: boolean }): Promise<string>;
   /** The key store, for disabling, expiring and listing keys in tests. */
   identity(): IdentityService;
   /** fetch() against the gateway's public port, path relative to it (e.g. /api/v1/members). */
@@ -48,6 +52,12 @@ export async function startTestPlatform(
     issueKey: async (account, kind = 'live', limits = {}) =>
       (await new IdentityService(identityOrm.em.fork()).createKey({ account, kind, ...limits })).secret,
     identity: () => new IdentityService(identityOrm.em.fork()),
+    createDashboardUser: async ({ role = 'owner', ...input }) => {
+      const em = identityOrm.em.fork();
+      const { user } = await new AccountUserService(em).createOwner(input);
+      if (role !== 'owner') await em.nativeUpdate(AccountUser, { id: user.id }, { role });
+      return user.id;
+    },
     request: (path, init = {}) => {
       const { key, json, headers, ...rest } = init;
       return fetch(platform.baseUrl + path, {
