@@ -21,6 +21,8 @@ export function graphClient(kind: GraphKind): Client {
   const client = new Client({
     url: graphqlUrl().toString(),
     requestPolicy: 'cache-and-network',
+    // urql would send queries as GET, which Apollo's CSRF prevention refuses without a preflight header.
+    preferGetMethod: false,
     fetchOptions: () => ({
       credentials: 'same-origin',
       headers: { 'x-csrf-token': currentCsrfToken(), 'x-dashboard-kind': kind },
