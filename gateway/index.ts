@@ -247,6 +247,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     path: tracerouteStreamRoutes.export.path,
     subgraphUrl: options.subgraphUrls[tracerouteStreamRoutes.export.subgraph],
     internalSecret: options.internalSecret,
+    format: tracerouteErrorFormat,
   });
   mount(
     bases.traceroute,

@@ -4,6 +4,7 @@ import type { ReadableStream } from 'node:stream/web';
 import type { NextFunction, Request, Response } from 'express';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
 import { withoutCredentialParams } from '../platform/logger.js';
+import { sendApiError, type ErrorFormat } from '../rest-bridge/errors.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
 
 const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
@@ -14,9 +15,10 @@ const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
  * only reach the subgraph's log), and streams the answer back: backpressure runs end to end, so
  * memory does not grow with the body. Should the upstream body break off, the client's chunked
  * response is cut before its last chunk too, after what arrived (the subgraph's trailing error
- * record included). Other requests go to `next`.
+ * record included). A refusal the subgraph answers as problem details (RFC 9457) is rendered in
+ * the mount's own error body by `format`. Other requests go to `next`.
  */
-export function relayStream(options: { mount: string; path: string; subgraphUrl: string; internalSecret: string }) {
+export function relayStream(options: { mount: string; path: string; subgraphUrl: string; internalSecret: string; format: ErrorFormat }) {
   const full = options.mount + options.path;
   const origin = new URL(options.subgraphUrl).origin;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -27,6 +29,17 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
         method: req.method,
         headers: { [PRINCIPAL_HEADER]: signPrincipal(req.principal!, options.internalSecret), 'x-request-id': String(req.id) },
       });
+      if (upstream.headers.get('content-type')?.startsWith('application/problem+json')) {
+        const problem = (await upstream.json()) as { status?: number; code?: string; detail?: string; param?: string };
+        const allow = upstream.headers.get('allow');
+        if (allow) res.setHeader('allow', allow);
+        return sendApiError(
+          res,
+          options.format,
+          { status: problem.status ?? upstream.status, code: problem.code ?? 'internal_error', message: problem.detail ?? 'The request failed', ...(problem.param ? { param: problem.param } : {}) },
+          String(req.id),
+        );
+      }
       res.status(upstream.status);
       for (const name of RELAYED_HEADERS) {
         const value = upstream.headers.get(name);

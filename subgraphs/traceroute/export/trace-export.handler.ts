@@ -5,9 +5,6 @@ import { validateSync } from 'class-validator';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../../../platform/http-stream.js';
-import { sendApiError, tracerouteErrorFormat, type ApiError } from '../../../rest-bridge/errors.js';
-import { restMessage } from '../../../rest-bridge/rest-names.js';
-import { tracerouteRestName } from '../../../rest-bridge/traceroute.routes.js';
 import { DomainError } from '../../shared/errors.js';
 import { traceFilterWithin, windowOf } from '../trace/trace-filter.js';
 import { TraceDirection } from '../trace/trace-direction.js';
@@ -25,6 +22,40 @@ export const CSV_COLUMNS: [string, string][] = [
   ['loss', 't.loss'], ['rtt_ms', 't.rtt_ms'], ['as_path', `array_to_string(t.as_path, ' ')`], ['anomaly_score', 't.anomaly_score'],
   ['error', 't.error'],
 ];
+
+/** The query parameter each filter property is read from (the names of GET /traces). */
+const QUERY_NAME = {
+  direction: 'direction',
+  status: 'status',
+  minAnomaly: 'min_anomaly',
+  probeAsn: 'probe_asn',
+  probeCity: 'probe_city',
+  probeCountry: 'probe_country',
+  targetDomain: 'target_domain',
+  targetIp: 'target_ip',
+  targetCity: 'target_city',
+  since: 'since',
+  until: 'until',
+} as const satisfies Partial<Record<keyof TraceFilterArgs, string>>;
+
+/** A refusal of the export, before its first byte. */
+interface Problem {
+  status: number;
+  code: string;
+  message: string;
+  param?: string;
+}
+
+/**
+ * Refusals leave as RFC 9457 problem details, the platform's internal error shape: the edge
+ * renders them in the traceroute interface's own error body (each interface's body lives there).
+ */
+function sendProblem(req: Request, res: Response, problem: Problem): void {
+  res
+    .status(problem.status)
+    .type('application/problem+json')
+    .send(JSON.stringify({ status: problem.status, code: problem.code, detail: problem.message, ...(problem.param ? { param: problem.param } : {}), request_id: String(req.id) }));
+}
 
 export interface ExportQuery {
   format: 'json' | 'csv';
@@ -92,10 +123,10 @@ export function parseExportQuery(query: URLSearchParams): ExportQuery {
   });
   const [problem] = validateSync(filter, { forbidUnknownValues: false });
   if (problem) {
-    // The export's parameters are the search's (GET /traces), under the same REST names.
-    const name = tracerouteRestName(`Query.traces(${problem.property}:)`) ?? problem.property;
+    // The export's parameters are the search's (GET /traces), named as this route reads them.
+    const name = QUERY_NAME[problem.property as keyof typeof QUERY_NAME] ?? problem.property;
     const message = Object.values(problem.constraints ?? {})[0] ?? `${problem.property} is not valid`;
-    throw bad(name, restMessage(message, problem.property, name));
+    throw bad(name, message.replace(new RegExp(`\\b${problem.property}\\b`, 'g'), name));
   }
   const hours = integer(query, 'hours', 1, MAX_HOURS, DEFAULT_EXPORT_HOURS);
   // The window's own rules (since before until, dates PostgreSQL takes), checked now rather than when COPY is built.
@@ -162,7 +193,7 @@ function jsonArrayBody(): Transform & { rows: number } {
 export function createTraceExportHandler(options: { basePath: string; databaseUrl: string; poolMax?: number }) {
   let pool: pg.Pool | undefined;
   const path = `${options.basePath}/traces/export`;
-  const fail = (req: Request, res: Response, error: ApiError) => sendApiError(res, tracerouteErrorFormat, error, String(req.id));
+  const fail = sendProblem;
   const openPool = () => {
     const opened = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax ?? 4 });
     // An idle connection the server ends (a restart) must not crash the process; the next export reconnects.

@@ -115,7 +115,7 @@ describe('GET /v1/public/traces/export', () => {
   ])('answers 400 invalid_parameter naming %s', async (param, query) => {
     const response = await fetch(`${base}?${query}`);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param, request_id: 'req_test' });
+    expect(await response.json()).toMatchObject({ status: 400, code: 'invalid_parameter', param, request_id: 'req_test' });
   });
 
   it.each([
@@ -127,7 +127,7 @@ describe('GET /v1/public/traces/export', () => {
   ])('checks every parameter before the first byte: 400 invalid_parameter naming %s', async (param, query) => {
     const response = await fetch(`${base}?${query}`);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param: decodeURIComponent(param), request_id: 'req_test' });
+    expect(await response.json()).toMatchObject({ status: 400, code: 'invalid_parameter', param: decodeURIComponent(param), request_id: 'req_test' });
   });
 
   it.each([
@@ -137,7 +137,7 @@ describe('GET /v1/public/traces/export', () => {
   ])("refuses %s by the search's own rule (TraceFilterArgs), named in the message as REST names it", async (param, query, message) => {
     const response = await fetch(`${base}?${query}`);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'invalid_parameter', param, message });
+    expect(await response.json()).toMatchObject({ code: 'invalid_parameter', param, detail: message });
   });
 
   it('takes the largest ASN the search takes', async () => {
