@@ -46,7 +46,7 @@ export class PrincipalSigner {
 
   sign(principal: Principal, now = Date.now()): string {
     // Every field, so a principal that changed (another plan, say) is never sent an old header.
-    const id = `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}`;
+    const id = `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}\u0000${principal.user ? `${principal.user.id}:${principal.user.role}` : ''}`;
     const cached = this.signed.get(id);
     if (cached && now - cached.at < this.reuseMs && now >= cached.at) return cached.header;
     if (this.signed.size >= MAX_SIGNED) this.signed.clear();
