@@ -2,6 +2,9 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_DASHBOARD_SETTINGS } from '../../platform/config.js';
+import { openIdentityStore } from '../../platform/identity/index.js';
+import { createLogger } from '../../platform/logger.js';
+import { startEdgeService } from '../../platform/platform.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 
 const PASSWORD = 'correct horse battery';
@@ -65,6 +68,32 @@ describe('/graphql with a dashboard session', () => {
     const after = await platform.request('/api/v1/members', { key: secret });
     expect(after.status).toBe(401);
     expect(((await after.json()) as { error: { code: string } }).error.code).toBe('api_key_disabled');
+  });
+
+  it('a revoke through the dashboard reaches another edge instance at once, whatever its key cache holds', async () => {
+    const otherOrm = await openIdentityStore(platform.databaseUrl);
+    // A second edge over the same database and subgraphs, caching keys for 30 s.
+    const other = await startEdgeService(testConfig({ keyCacheSeconds: 30 }), otherOrm, platform.subgraphUrls, createLogger('silent'));
+    try {
+      const otherBase = other.url.replace(/\/graphql$/, '');
+      const dev = await signIn('dev@example.com');
+      const { id, secret } = (await graphql(dev, CREATE, { variables: { kind: 'LIVE' } })).body.data.createApiKey;
+      const members = () => fetch(`${otherBase}/api/v1/members`, { headers: { authorization: `Bearer ${secret}` } }).then((res) => res.status);
+      expect(await members()).toBe(200);
+      expect(await members()).toBe(200);
+      await graphql(dev, REVOKE, { variables: { id } });
+      // The key store's notice is delivered on commit; the other edge forgets the key within moments, not 30 s.
+      const end = Date.now() + 2000;
+      let status = await members();
+      while (status !== 401 && Date.now() < end) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        status = await members();
+      }
+      expect(status).toBe(401);
+    } finally {
+      await other.stop();
+      await otherOrm.close(true);
+    }
   });
 
   it('a viewer lists keys but cannot create or revoke them (FORBIDDEN, insufficient_role)', async () => {
