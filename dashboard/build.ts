@@ -2,8 +2,9 @@ import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The dashboard's folder; its build lands in `dist/` beside it. */
-export const DASHBOARD_ROOT = path.dirname(fileURLToPath(import.meta.url));
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The dashboard's folder; its build lands in `dist/` beside it. Compiled into the project's dist/dashboard, it is still the source folder. */
+export const DASHBOARD_ROOT = path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '../../dashboard') : here;
 export const DASHBOARD_DIST = path.join(DASHBOARD_ROOT, 'dist');
 
 interface BuildLogger {

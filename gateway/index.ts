@@ -147,6 +147,9 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), operationResolutionPlugin, masking.plugin, ...armor.plugins],
     logger: options.logger,
+    // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM
+    // stop would race it, and a second stop() during the first never returns (Apollo 5).
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
   if (!apiSchema) throw new Error('The gateway loaded no schema from the supergraph');

@@ -1,21 +1,11 @@
-import { openIdentityStore } from '../platform/identity/index.js';
-import { startEdgeService } from '../platform/platform.js';
 import { runServiceApart } from '../platform/service-entry.js';
+import { startEdgeCluster } from '../platform/supervisor/edge-cluster.js';
+import { loadTopologyConfig } from '../platform/supervisor/supervisor-config.js';
 
-/** The gateway, REST bridge and /health alone, over subgraphs at <NAME>_URL (defaults: local ports). */
-await runServiceApart('the gateway', async (config, databaseUrl, logger) => {
-  const identityOrm = await openIdentityStore(databaseUrl, logger);
-  try {
-    const gateway = await startEdgeService(config, identityOrm, config.subgraphUrls, logger);
-    return {
-      url: gateway.url,
-      stop: async () => {
-        await gateway.stop();
-        await identityOrm.close();
-      },
-    };
-  } catch (error) {
-    await identityOrm.close();
-    throw error;
-  }
-});
+/**
+ * The gateway, REST bridge and /health alone, over subgraphs at <NAME>_URL (defaults: local ports):
+ * EDGE_WORKERS worker processes on the one port, as under `npm start`.
+ */
+await runServiceApart('the gateway', (config, databaseUrl, logger) =>
+  startEdgeCluster({ workers: loadTopologyConfig().edgeWorkers, databaseUrl, redisUrl: config.redisUrl, logger }),
+);

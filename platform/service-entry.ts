@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { loadConfig, type PlatformConfig } from './config.js';
+import { releaseSignalHooks } from './embedded-postgres.js';
 import { createLogger } from './logger.js';
 import { openSharedDatabase } from './shared-database.js';
 
@@ -31,6 +32,8 @@ export async function runServiceApart(
 
 /** Stops once on the first SIGINT or SIGTERM, then exits 0. */
 export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
+  // `stop` stops this process's database itself, after the services that use it.
+  releaseSignalHooks();
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

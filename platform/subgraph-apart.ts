@@ -1,28 +1,41 @@
-import type { SubgraphName } from './config.js';
+import type { Logger } from 'pino';
+import type { PlatformConfig, SubgraphName } from './config.js';
 import { createPlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { openIdentityStore } from './identity/index.js';
 import { startSubgraphService } from './platform.js';
 import { runServiceApart } from './service-entry.js';
 
+/**
+ * One subgraph in a process of its own, with its own event bus: chat, bid and application events
+ * are published and subscribed within the subgraph that owns them, so one process per subgraph
+ * still delivers them without Redis (several instances of one subgraph need REDIS_URL).
+ */
+export async function startSubgraphApart(
+  name: SubgraphName,
+  config: PlatformConfig,
+  databaseUrl: string,
+  logger: Logger,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const identityOrm = await openIdentityStore(databaseUrl, logger, 2);
+  const pubsub = createPlatformPubSub(config.redisUrl);
+  try {
+    const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger, pubsub);
+    return {
+      url: service.url,
+      stop: async () => {
+        await service.close();
+        await pubsub.close();
+        await identityOrm.close();
+      },
+    };
+  } catch (error) {
+    await pubsub.close();
+    await identityOrm.close();
+    throw error;
+  }
+}
+
 /** Entry of a subgraph started on its own (its server.ts). */
 export function runSubgraphApart(name: SubgraphName): Promise<void> {
-  return runServiceApart(`the ${name} subgraph`, async (config, databaseUrl, logger) => {
-    const identityOrm = await openIdentityStore(databaseUrl, logger, 2);
-    const pubsub = createPlatformPubSub(config.redisUrl);
-    try {
-      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger, pubsub);
-      return {
-        url: service.url,
-        stop: async () => {
-          await service.close();
-          await pubsub.close();
-          await identityOrm.close();
-        },
-      };
-    } catch (error) {
-      await pubsub.close();
-      await identityOrm.close();
-      throw error;
-    }
-  });
+  return runServiceApart(`the ${name} subgraph`, (config, databaseUrl, logger) => startSubgraphApart(name, config, databaseUrl, logger));
 }

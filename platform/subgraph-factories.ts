@@ -1,19 +1,18 @@
-import { createMarketplaceSubgraph } from '../subgraphs/marketplace/index.js';
-import { createInferenceSubgraph } from '../subgraphs/inference/index.js';
-import { createMembershipSubgraph } from '../subgraphs/membership/index.js';
-import { createTracerouteSubgraph } from '../subgraphs/traceroute/index.js';
 import type { KeyStoreSubgraphOptions } from '../subgraphs/shared/key-store.context.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import type { DocumentClassifier } from '../subgraphs/membership/document/document-pipeline.js';
 import type { PlatformConfig, SubgraphName } from './config.js';
+
+// Each subgraph's code is loaded when it is built: a process that runs one subgraph (npm start's
+// topology) loads that one only.
 
 /** How to build each subgraph; the membership one also needs the key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
   (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; documentClassifier?: DocumentClassifier; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>
 > = {
-  membership: (options) => createMembershipSubgraph(options) as Promise<Subgraph>,
-  marketplace: createMarketplaceSubgraph,
-  inference: createInferenceSubgraph,
-  traceroute: (options) => createTracerouteSubgraph(options) as Promise<Subgraph>,
+  membership: async (options) => (await import('../subgraphs/membership/index.js')).createMembershipSubgraph(options) as Promise<Subgraph>,
+  marketplace: async (options) => (await import('../subgraphs/marketplace/index.js')).createMarketplaceSubgraph(options),
+  inference: async (options) => (await import('../subgraphs/inference/index.js')).createInferenceSubgraph(options),
+  traceroute: async (options) => (await import('../subgraphs/traceroute/index.js')).createTracerouteSubgraph(options) as Promise<Subgraph>,
 };

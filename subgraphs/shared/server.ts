@@ -79,6 +79,9 @@ export async function serveSubgraph(
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), masking.plugin],
     formatError: masking.formatError,
     logger: options.logger,
+    // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM
+    // stop would race it, and a second stop() during the first never returns (Apollo 5).
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
   app.use(

@@ -1,0 +1,40 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
+import { readSupergraph } from '../schema/supergraph.js';
+import type { RunningService } from '../subgraphs/shared/server.js';
+import type { PlatformConfig } from './config.js';
+
+/** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
+export async function startEdgeService(
+  config: PlatformConfig,
+  identityOrm: MikroORM,
+  subgraphUrls: Record<string, string>,
+  logger: Logger,
+  extra: Pick<EdgeOptions, 'limitsOff' | 'localInference'> = {},
+): Promise<RunningService> {
+  const edge = await createEdge({
+    ...extra,
+    supergraphSdl: readSupergraph(),
+    subgraphUrls,
+    internalSecret: config.internalSecret,
+    identityOrm,
+    logger: logger.child({ service: 'gateway' }),
+    introspection: config.introspection,
+    restBases: config.restBases,
+    rateLimits: config.rateLimits,
+    redisUrl: config.redisUrl,
+    subscriptionLimits: config.subscriptions,
+    documents: config.documents,
+    keyCacheSeconds: config.keyCacheSeconds,
+    dashboardPath: config.dashboard.path,
+    dashboard: config.dashboard,
+    maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
+  });
+  try {
+    return await listenEdge(edge, config.port, config.host);
+  } catch (error) {
+    await edge.stop();
+    throw error;
+  }
+}

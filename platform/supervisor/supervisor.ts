@@ -1,0 +1,60 @@
+import { fork } from 'node:child_process';
+import type { Logger } from 'pino';
+import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from '../config.js';
+import { siblingEntry } from './child-protocol.js';
+import { SupervisedService } from './supervised-service.js';
+
+export interface SupervisedPlatform {
+  graphqlUrl: string;
+  baseUrl: string;
+  subgraphUrls: Record<SubgraphName, string>;
+  services: SupervisedService[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The platform as one process per service: the four subgraphs (started together), then the
+ * edge's cluster over them. Each is restarted with backoff when it exits unasked while the others
+ * keep serving. `stop` stops them all (SIGTERM, then SIGKILL after 15 s) and resolves once none is left.
+ */
+export async function startSupervisedPlatform(config: PlatformConfig, databaseUrl: string, logger: Logger): Promise<SupervisedPlatform> {
+  const entry = siblingEntry(import.meta.url, 'service-child');
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, INTERNAL_SECRET: config.internalSecret, DATA_DIR: config.dataDir };
+  const service = (name: string, env: NodeJS.ProcessEnv) =>
+    new SupervisedService({
+      name,
+      logger,
+      // A process group of its own: a terminal's Ctrl-C reaches the supervisor alone, which then
+      // stops the services in order; a supervisor that dies anyhow closes their IPC channel and
+      // they stop themselves (child-protocol.ts).
+      spawn: () => fork(entry, [name], { env, detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    });
+  // One environment per subgraph, read at every spawn: a port the system chose (port 0) is
+  // pinned into it once the subgraph answers, so a restart comes back at the same address.
+  const subgraphEnvs = SUBGRAPH_NAMES.map(() => ({ ...baseEnv }));
+  const subgraphs = SUBGRAPH_NAMES.map((name, i) => service(name, subgraphEnvs[i]));
+  const started: SupervisedService[] = [];
+  // All at once, the edge told first: a terminal's Ctrl-C also reaches the embedded PostgreSQL
+  // (same process group), so the services have its fast shutdown's moments to close, not more.
+  const stop = async () => {
+    await Promise.all([...started].reverse().map((s) => s.stop()));
+  };
+  try {
+    started.push(...subgraphs);
+    const urls = await Promise.all(subgraphs.map((s) => s.start()));
+    const subgraphUrls = Object.fromEntries(SUBGRAPH_NAMES.map((name, i) => [name, urls[i]])) as Record<SubgraphName, string>;
+    const edgeEnv = { ...baseEnv };
+    for (const [i, name] of SUBGRAPH_NAMES.entries()) {
+      subgraphEnvs[i][`${name.toUpperCase()}_PORT`] = new URL(subgraphUrls[name]).port;
+      // The edge finds each subgraph where it answered.
+      edgeEnv[`${name.toUpperCase()}_URL`] = subgraphUrls[name];
+    }
+    const edge = service('gateway', edgeEnv);
+    started.push(edge);
+    const graphqlUrl = await edge.start();
+    return { graphqlUrl, baseUrl: graphqlUrl.replace(/\/graphql$/, ''), subgraphUrls, services: started, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,188 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdentityService } from '../../platform/identity/identity.service.js';
+import { openIdentityStore } from '../../platform/identity/index.js';
+import { createTestDatabase } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
+import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { TEST_SECRET } from '../support/subgraph-harness.js';
+
+/**
+ * `npm start`'s topology, run as npm start runs it (platform/supervisor/launch.mjs: build dist/
+ * when stale, then the supervisor from it): one process per subgraph and the edge's cluster. A
+ * subgraph's process is SIGKILLed; the edge answers around it and /health names it until the
+ * supervisor has restarted it; Ctrl-C then stops every process.
+ */
+let dataDir: string;
+let database: { url: string; drop(): Promise<void> };
+let identityOrm: MikroORM | undefined;
+let platform: ServiceProcess | undefined;
+let baseUrl: string;
+let key: string;
+
+interface LogLine {
+  msg?: string;
+  service?: string;
+  childPid?: number;
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+/** The supervisor's and the edge primary's JSON log lines so far. */
+function logLines(): LogLine[] {
+  return platform!
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+/** Every process id the supervisor and the edge's primary started, by service name (latest last). */
+function startedPids(): Map<string, number[]> {
+  const pids = new Map<string, number[]>();
+  for (const line of logLines()) {
+    if (line.msg === `${line.service} started` && line.childPid) pids.set(line.service!, [...(pids.get(line.service!) ?? []), line.childPid]);
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (platform?.child.exitCode !== null) throw new Error(`the platform exited while waiting for ${what}:\n${platform?.output()}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${platform?.output().slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const headers = () => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+async function graphql(query: string) {
+  const response = await fetch(`${baseUrl}/graphql`, { method: 'POST', headers: headers(), body: JSON.stringify({ query }) });
+  return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: { extensions?: { code?: string } }[] } };
+}
+const rest = (path: string) => fetch(`${baseUrl}/api/v1${path}`, { headers: headers() });
+async function health(): Promise<{ status: number; checks: Record<string, string> }> {
+  const response = await fetch(`${baseUrl}/health`);
+  return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
+}
+// jobPosting is nullable: its null sits beside the membership subgraph's data.
+const BOTH = '{ members(limit: 1) { data { id } } jobPosting(id: "00000000-0000-7000-8000-000000000000") { id } }';
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'supervisor-'));
+  database = await createTestDatabase();
+  const port = await freePort();
+  const { DATABASE_URL: _ignored, ...inherited } = process.env;
+  platform = spawnService(
+    'node',
+    ['platform/supervisor/launch.mjs'],
+    {
+      ...inherited,
+      NODE_ENV: 'development',
+      // The supervisor logs each process it starts (childPid), which the test follows.
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      INTERNAL_SECRET: TEST_SECRET,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      EDGE_WORKERS: '2',
+      MEMBERSHIP_PORT: String(await freePort()),
+      MARKETPLACE_PORT: String(await freePort()),
+      INFERENCE_PORT: String(await freePort()),
+      TRACEROUTE_PORT: String(await freePort()),
+    },
+    // Its own process group, so the test's SIGINT reaches it as a terminal's Ctrl-C would.
+    { detached: true },
+  );
+  await waitFor(() => platform!.output().includes('Platform is up.'), 'the platform to start', 280_000);
+  baseUrl = `http://127.0.0.1:${port}`;
+  identityOrm = await openIdentityStore(database.url);
+  key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'supervised', kind: 'live' })).secret;
+}, 300_000);
+
+afterAll(async () => {
+  // A failed test must not leave processes behind.
+  if (platform && platform.child.exitCode === null) {
+    process.kill(-platform.child.pid!, 'SIGKILL');
+    for (const pids of startedPids().values()) for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  await identityOrm?.close(true);
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start: one supervised process per service', () => {
+  it('runs each subgraph and the edge workers in processes of their own', async () => {
+    const pids = startedPids();
+    for (const name of ['membership', 'marketplace', 'inference', 'traceroute', 'gateway', 'gateway worker 1', 'gateway worker 2']) {
+      expect(pids.get(name), name).toHaveLength(1);
+      expect(alive(pids.get(name)![0]), name).toBe(true);
+    }
+    expect(new Set([...pids.values()].flat()).size).toBe(7);
+    expect(platform!.output()).toContain('the edge with 2 workers (EDGE_WORKERS)');
+    expect((await health()).status).toBe(200);
+    const { body } = await graphql(BOTH);
+    expect(body.errors).toBeUndefined();
+    expect((await rest('/jobs')).status).toBe(200);
+  });
+
+  it('answers around a killed subgraph, reports it at /health, and serves it again once restarted, with the same edge', async () => {
+    const before = startedPids();
+    const marketplacePid = before.get('marketplace')![0];
+    process.kill(marketplacePid, 'SIGKILL');
+    await waitFor(() => !alive(marketplacePid), 'the marketplace process to die', 10_000);
+
+    // Before the restart (its first backoff is 500 ms, its start takes seconds): partial data.
+    const { status, body } = await graphql(BOTH);
+    expect(status).toBe(200);
+    expect(body.data?.members).toEqual({ data: expect.any(Array) });
+    expect(body.data).toHaveProperty('jobPosting', null);
+    expect(body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+    const jobs = await rest('/jobs');
+    expect(jobs.status).toBe(503);
+    expect(((await jobs.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+    expect((await rest('/members')).status).toBe(200);
+    const down = await health();
+    expect(down.status).toBe(503);
+    expect(down.checks.marketplace).not.toBe('ok');
+    expect(down.checks.membership).toBe('ok');
+
+    // The supervisor saw the kill, logged it with its signal, and starts it again.
+    await waitFor(() => logLines().some((line) => line.service === 'marketplace' && line.signal === 'SIGKILL'), 'the exit to be logged', 10_000);
+    await waitFor(async () => (await health()).status === 200, 'the marketplace to be back', 180_000);
+    const after = startedPids();
+    expect(after.get('marketplace')).toHaveLength(2);
+    expect(alive(after.get('marketplace')![1])).toBe(true);
+    const again = await graphql(BOTH);
+    expect(again.body.errors).toBeUndefined();
+    expect(again.body.data).toEqual({ members: { data: expect.any(Array) }, jobPosting: null });
+    expect((await rest('/jobs')).status).toBe(200);
+    // The edge and the other subgraphs kept running through it.
+    for (const name of ['gateway', 'gateway worker 1', 'gateway worker 2', 'membership', 'inference', 'traceroute']) {
+      expect(after.get(name), name).toEqual(before.get(name));
+      expect(alive(after.get(name)![0]), name).toBe(true);
+    }
+  }, 240_000);
+
+  it('stops every process on Ctrl-C and exits 0', async () => {
+    const pids = [...startedPids().values()].flat();
+    process.kill(-platform!.child.pid!, 'SIGINT');
+    expect(await platform!.exited).toBe(0);
+    // Every child was stopped and reaped before the supervisor exited.
+    expect(pids.filter(alive)).toEqual([]);
+    await expect(fetch(`${baseUrl}/health`)).rejects.toThrow();
+  }, 60_000);
+});
