@@ -42,6 +42,7 @@ export class DashboardService {
       await this.signIns.failed(email);
       throw new DashboardApiError(401, 'invalid_credentials', 'The email or password is not right');
     }
+    await users.sweepSessions();
     const { token, session } = await users.startSession(user);
     return { token, body: await this.signedIn(user, session.csrfToken) };
   }

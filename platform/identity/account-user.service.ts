@@ -146,6 +146,11 @@ export class AccountUserService {
     return session;
   }
 
+  /** Deletes every ended session (idle or past its end); sign-ins call it, so the table keeps only live ones. */
+  sweepSessions(now = new Date()): Promise<number> {
+    return this.em.nativeDelete(DashboardSession, { $or: [{ expiresAt: { $lte: now } }, { lastSeenAt: { $lte: new Date(now.getTime() - this.sessions.idleMs) } }] });
+  }
+
   async endSession(token: string): Promise<void> {
     await this.em.nativeDelete(DashboardSession, { id: sha256(token) });
   }

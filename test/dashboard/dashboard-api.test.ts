@@ -126,6 +126,14 @@ describe('session expiry', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('ended sessions that are never presented again are swept at the next sign-in', async () => {
+    const forgotten = await signIn('dev@example.com');
+    await db.query(`update identity.dashboard_session set expires_at = now() - interval '1 second' where csrf_token = $1`, [forgotten.csrf]);
+    await signIn('viewer@example.com');
+    const { rows } = await db.query(`select count(*)::int as n from identity.dashboard_session where csrf_token = $1`, [forgotten.csrf]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it('keeps a session that is used within the idle time', async () => {
     const active = await signIn('dev@example.com');
     await db.query(`update identity.dashboard_session set last_seen_at = now() - interval '11 hours' where csrf_token = $1`, [active.csrf]);
