@@ -71,6 +71,16 @@ export class ApiError extends Error {
 const apiBase = new URL('api/', document.baseURI);
 
 let csrfToken = '';
+const sessionListeners = new Set<() => void>();
+
+/** Runs `listener` whenever the signed-in session changes (the GraphQL clients drop their state). */
+export function onSessionChange(listener: () => void): void {
+  sessionListeners.add(listener);
+}
+
+export function sessionChanged(): void {
+  for (const listener of sessionListeners) listener();
+}
 
 /** The token every state change sends; refreshed by each session answer. */
 export function currentCsrfToken(): string {

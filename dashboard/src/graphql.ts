@@ -1,6 +1,6 @@
 import { Client, cacheExchange, fetchExchange, subscriptionExchange } from 'urql';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
-import { currentCsrfToken } from './api';
+import { currentCsrfToken, onSessionChange } from './api';
 
 /** Which principal the session acts as on the graph (header x-dashboard-kind). */
 export type GraphKind = 'live' | 'test' | 'admin';
@@ -63,6 +63,7 @@ export function resetGraphClients(): void {
   sockets = new Map();
   clients = new Map();
 }
+onSessionChange(resetGraphClients);
 
 /** The first error of an urql result as one sentence for people, with the platform's reason when given. */
 export function graphErrorMessage(error: { graphQLErrors: { message: string; extensions?: Record<string, unknown> }[]; networkError?: Error; message: string } | undefined): string | undefined {

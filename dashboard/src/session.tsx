@@ -1,6 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, ApiError, type Mode, type SessionInfo } from './api';
-import { resetGraphClients } from './graphql';
+import { api, ApiError, sessionChanged, type Mode, type SessionInfo } from './api';
 
 interface SessionState {
   /** undefined while the first check runs; null when signed out. */
@@ -31,14 +30,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setModeState(next);
   }, []);
   const signedIn = useCallback((next: SessionInfo) => {
-    resetGraphClients();
+    sessionChanged();
     setSession(next);
   }, []);
   const signOut = useCallback(async (everywhere = false) => {
     try {
       await (everywhere ? api.signOutEverywhere() : api.signOut());
     } finally {
-      resetGraphClients();
+      sessionChanged();
       setSession(null);
     }
   }, []);
