@@ -82,6 +82,19 @@ export function sessionChanged(): void {
   for (const listener of sessionListeners) listener();
 }
 
+const expiryListeners = new Set<() => void>();
+
+/** Runs `listener` when the platform answers 401 to a signed-in request: the session ended (idle, signed out elsewhere). */
+export function onSessionExpired(listener: () => void): () => void {
+  expiryListeners.add(listener);
+  return () => expiryListeners.delete(listener);
+}
+
+export function sessionExpired(): void {
+  csrfToken = '';
+  for (const listener of expiryListeners) listener();
+}
+
 /** The token every state change sends; refreshed by each session answer. */
 export function currentCsrfToken(): string {
   return csrfToken;
@@ -104,6 +117,8 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   }
   if (response.status === 204) return undefined as T;
   const payload = (await response.json().catch(() => undefined)) as { error?: { code: string; message: string } } | undefined;
+  // A 401 on anything but signing in means the session is gone: back to the sign-in page.
+  if (response.status === 401 && !(method === 'POST' && path === 'session') && path !== 'invitations/accept' && csrfToken) sessionExpired();
   if (!response.ok) {
     const retry = Number(response.headers.get('retry-after'));
     throw new ApiError(

@@ -1,6 +1,6 @@
 import { Client, cacheExchange, fetchExchange, subscriptionExchange } from 'urql';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
-import { currentCsrfToken, onSessionChange } from './api';
+import { currentCsrfToken, onSessionChange, sessionExpired } from './api';
 
 /** Which principal the session acts as on the graph (header x-dashboard-kind). */
 export type GraphKind = 'live' | 'test' | 'admin';
@@ -23,6 +23,11 @@ export function graphClient(kind: GraphKind): Client {
     requestPolicy: 'cache-and-network',
     // urql would send queries as GET, which Apollo's CSRF prevention refuses without a preflight header.
     preferGetMethod: false,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      if (response.status === 401) sessionExpired();
+      return response;
+    },
     fetchOptions: () => ({
       credentials: 'same-origin',
       headers: { 'x-csrf-token': currentCsrfToken(), 'x-dashboard-kind': kind },

@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, ApiError, sessionChanged, type Mode, type SessionInfo } from './api';
+import { api, ApiError, onSessionExpired, sessionChanged, type Mode, type SessionInfo } from './api';
 
 interface SessionState {
   /** undefined while the first check runs; null when signed out. */
@@ -17,6 +17,15 @@ const MODE_KEY = 'dashboard.mode';
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
   const [mode, setModeState] = useState<Mode>(() => (localStorage.getItem(MODE_KEY) === 'test' ? 'test' : 'live'));
+
+  useEffect(
+    () =>
+      onSessionExpired(() => {
+        sessionChanged();
+        setSession(null);
+      }),
+    [],
+  );
 
   useEffect(() => {
     api.session().then(setSession, (error: unknown) => {

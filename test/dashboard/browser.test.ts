@@ -79,7 +79,8 @@ afterAll(async () => {
   await platform?.close();
 });
 
-describe('the dashboard in Chromium', () => {
+// A browser on a shared CI machine is slow to start pages; each step gets a minute.
+describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
   let owner: Page;
 
   it('serves the app under /dashboard with a strict CSP and no-cache index', async () => {
@@ -101,12 +102,28 @@ describe('the dashboard in Chromium', () => {
     expect(redirect.headers.get('location')).toBe('/dashboard/');
     expect((await fetch(`${platform.baseUrl}/dashboard/assets/missing.js`)).status).toBe(404);
     expect((await fetch(`${platform.baseUrl}/dashboard/swagger-ui/package.json`)).status).toBe(404);
+    expect((await fetch(`${platform.baseUrl}/dashboard/swagger-ui/swagger-ui-bundle.js`)).status).toBe(200);
+    // App routes are the app (hash routing needs none, but a pasted path must not 404).
+    expect((await fetch(`${platform.baseUrl}/dashboard/settings`)).headers.get('content-type')).toContain('text/html');
+    const posted = await fetch(`${platform.baseUrl}/dashboard/`, { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(((await posted.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+    const settings = (await (await fetch(`${platform.baseUrl}/dashboard/config.json`)).json()) as { openApi: { url: string }[] };
+    expect(settings.openApi.map((entry) => entry.url)).toEqual(['/api/v1/openapi.json', '/v1/public/openapi.json']);
+    // The API under the same path is not swallowed by the files.
+    expect((await fetch(`${platform.baseUrl}/dashboard/api/session`)).status).toBe(401);
   });
 
   it('signs the owner in and shows the API keys of live mode', async () => {
     owner = await newVisitor();
     await page_signInPage(owner);
-    await signIn(owner, OWNER.email, OWNER.password);
+    // By keyboard alone: the email field has the focus, Tab moves to the password, Enter submits.
+    expect(await owner.evaluate(() => document.activeElement?.id)).toBe('email');
+    await owner.keyboard.type(OWNER.email);
+    await owner.keyboard.press('Tab');
+    expect(await owner.evaluate(() => document.activeElement?.id)).toBe('password');
+    await owner.keyboard.type(OWNER.password);
+    await owner.keyboard.press('Enter');
     await expect.poll(() => owner.getByRole('heading', { name: 'API keys (live)' }).count()).toBe(1);
     expect(await owner.getByText('Olive Owner · owner · admin').count()).toBe(1);
   });
@@ -195,6 +212,12 @@ describe('the dashboard in Chromium', () => {
     });
     const body = (await refused.json()) as { errors?: { extensions?: { code?: string; reason?: string } }[] };
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    // Signed out everywhere from elsewhere: the open page goes back to sign-in at its next request.
+    const ended = await fetch(`${platform.baseUrl}/dashboard/api/session/revoke-all`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrfToken } });
+    expect(ended.status).toBe(204);
+    await viewer.getByRole('link', { name: 'Usage' }).click();
+    await viewer.getByRole('heading', { name: 'Sign in' }).waitFor();
   });
 
   it('issues a traceroute key from the admin area and shows the observatory charts and map', async () => {
