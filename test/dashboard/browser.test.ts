@@ -301,6 +301,15 @@ describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
     await owner.getByRole('heading', { name: 'Sign in' }).waitFor();
   });
 
+  it('signs out of this browser', async () => {
+    await signIn(owner, OWNER.email, OWNER.password);
+    await owner.getByRole('heading', { name: 'API keys (live)' }).waitFor();
+    await owner.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await owner.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await owner.reload();
+    await owner.getByRole('heading', { name: 'Sign in' }).waitFor();
+  });
+
   it('loaded nothing from another origin and broke no CSP rule', () => {
     expect(foreignRequests).toEqual([]);
     expect(cspViolations).toEqual([]);
