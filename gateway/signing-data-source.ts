@@ -31,6 +31,14 @@ export const SIGNATURE_REUSE_MS = 10_000;
 const MAX_SIGNED = 10_000;
 
 /**
+ * Every field of a principal in one string: a principal that changed (another plan, say) is
+ * another id, so it is never sent an old header nor an upstream connection opened for the old one.
+ */
+export function principalId(principal: Principal): string {
+  return `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}\u0000${principal.user ? `${principal.user.id}:${principal.user.role}` : ''}`;
+}
+
+/**
  * Signs principals, reusing a signature for SIGNATURE_REUSE_MS per principal. A request fans out
  * to several subgraph fetches and a client sends many requests: one HMAC per principal every
  * few seconds instead of one per fetch. Nothing is skipped: every fetch carries a header the
@@ -45,8 +53,7 @@ export class PrincipalSigner {
   ) {}
 
   sign(principal: Principal, now = Date.now()): string {
-    // Every field, so a principal that changed (another plan, say) is never sent an old header.
-    const id = `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}\u0000${principal.user ? `${principal.user.id}:${principal.user.role}` : ''}`;
+    const id = principalId(principal);
     const cached = this.signed.get(id);
     if (cached && now - cached.at < this.reuseMs && now >= cached.at) return cached.header;
     if (this.signed.size >= MAX_SIGNED) this.signed.clear();
