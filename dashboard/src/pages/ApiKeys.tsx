@@ -67,7 +67,7 @@ export function ApiKeys() {
       <ErrorNote message={graphErrorMessage(error)} />
       {fetching && !data ? <p role="status">Loading keys…</p> : null}
       <div className="table-wrap">
-        <table>
+        <table className="stack">
           <caption className="visually-hidden">{mode} API keys</caption>
           <thead>
             <tr>
@@ -105,18 +105,20 @@ function KeyRow({ apiKey, canManage }: { apiKey: ApiKey; canManage: boolean }) {
   };
   return (
     <tr>
-      <td>{apiKey.name ?? <span className="hint">unnamed</span>}</td>
-      <td>
+      <td data-label="Name">{apiKey.name ?? <span className="hint">unnamed</span>}</td>
+      <td data-label="Prefix">
         <code>{apiKey.prefix}…</code>
       </td>
-      <td>{formatDate(apiKey.createdAt)}</td>
+      <td data-label="Created">{formatDate(apiKey.createdAt)}</td>
       {/* The key store does not record last use yet. */}
-      <td className="hint">not recorded</td>
-      <td>
+      <td className="hint" data-label="Last used">
+        not recorded
+      </td>
+      <td data-label="Status">
         <span className={`status status-${state}`}>{state}</span>
       </td>
       {canManage && (
-        <td>
+        <td data-label="Actions">
           {state === 'active' && (
             <button type="button" className="danger" disabled={fetching} onClick={() => void confirmRevoke()} aria-label={`Revoke ${apiKey.name ?? apiKey.prefix}`}>
               Revoke
