@@ -11,8 +11,19 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | string> {
     ]);
     return 'ok';
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return reasonOf(error);
   }
+}
+
+/**
+ * What /health says of a failed check: a service that does not accept connections (stopped,
+ * crashed, or being restarted by the supervisor) is "unreachable (ECONNREFUSED)", not fetch's
+ * bare "fetch failed".
+ */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+  return code ? `unreachable (${code})` : error.message;
 }
 
 /** `/health`: 200 only when the database and every subgraph answer; 503 with the failures otherwise. */

@@ -6,6 +6,7 @@ import { openIdentityStore } from './identity/index.js';
 import { createLogger } from './logger.js';
 import { startPlatform } from './platform.js';
 import { stopOnSignal } from './service-entry.js';
+import { stopWithParent } from './supervisor/child-protocol.js';
 import { startSupervisedPlatform } from './supervisor/supervisor.js';
 import { loadTopologyConfig } from './supervisor/supervisor-config.js';
 
@@ -96,11 +97,13 @@ process.stdout.write(
   ].join('\n'),
 );
 
-// The services first (the edge before the subgraphs), the database last.
+// The services first, the database last.
 stopOnSignal(logger, async () => {
   await platform!.stop();
   await database!.stop();
 });
+// Started by npm start's launcher (launch.mjs), stop with it however it ends.
+if (process.send) stopWithParent();
 
 /** The identity schema is migrated here once, so the edge's workers and the subgraphs find it ready rather than queue on its lock. */
 async function startSupervised(config: PlatformConfig, databaseUrl: string, logger: Logger) {

@@ -1,5 +1,6 @@
+import cluster from 'node:cluster';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterCluster, RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
 
 /** A fixed window: at most `limit` requests of `subject` per `seconds`, counted under `name`. */
 export interface LimitWindow {
@@ -51,7 +52,11 @@ export class RateLimiter {
             // While Redis is away, count in process at once instead of waiting on reconnects.
             rejectIfRedisNotReady: true,
           })
-        : memory;
+        : cluster.isWorker
+          ? // A worker of the edge's cluster (platform/supervisor/edge-cluster.ts): the counters live
+            // in the primary, so the workers sharing the port share one count.
+            new RateLimiterCluster({ points: COUNTER_CEILING, duration: seconds, keyPrefix: `rl${seconds}`, timeoutMs: 2000 })
+          : memory;
       this.counters.set(seconds, counter);
     }
     return counter;

@@ -2,7 +2,7 @@
 // `npm run build` type-checks and compiles (tsconfig.build.json) to dist/, and npm start
 // (launch.mjs) compiles without the check when dist/ is missing or older than the sources.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,8 +42,9 @@ export function staleReason() {
  * other file that is not TypeScript). Throws with the compiler's output when it fails.
  */
 export function build({ typeCheck }) {
-  // The stamp takes the time the build started: a source saved during the build is newer than it.
-  const startedAt = new Date();
+  // The stamp takes the newest source's time as the build starts (the files' clock, not this
+  // process's): a source saved during the build is newer than it, so the next start builds again.
+  const newest = new Date(Math.ceil(Math.max(...sources().map((file) => statSync(file).mtimeMs))));
   const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), ...(typeCheck ? [] : ['--noCheck'])], {
     cwd: ROOT,
@@ -58,8 +59,43 @@ export function build({ typeCheck }) {
     mkdirSync(path.dirname(path.join(DIST, relative)), { recursive: true });
     copyFileSync(file, path.join(DIST, relative));
   }
-  writeFileSync(STAMP, `${startedAt.toISOString()}\n`);
-  utimesSync(STAMP, startedAt, startedAt);
+  writeFileSync(STAMP, `${newest.toISOString()}\n`);
+  utimesSync(STAMP, newest, newest);
+}
+
+const LOCK = path.join(DIST, '.build-lock');
+// A lock older than this was left by a build that died.
+const STALE_LOCK_MS = 5 * 60_000;
+
+/**
+ * Builds (without the type-check) when dist/ is stale, one build at a time: several `npm start`s
+ * or test files starting together wait on one lock directory, and the waiters find dist/ fresh.
+ * Resolves with the reason it built, or undefined when dist/ was current.
+ */
+export async function buildIfStale(onBuild = () => {}) {
+  if (!staleReason()) return undefined;
+  mkdirSync(DIST, { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      try {
+        if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      } catch {}
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    const reason = staleReason();
+    if (!reason) return undefined;
+    onBuild(reason);
+    build({ typeCheck: false });
+    return reason;
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

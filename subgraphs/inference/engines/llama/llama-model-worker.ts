@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { EngineError, type EngineModel, type GenerationEvent, type GenerationInput, type SamplingParams } from '../../engine/text-engine.js';
 import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions } from './llama-protocol.js';
 
-const WORKER_PATH = fileURLToPath(new URL('./llama-worker.ts', import.meta.url));
+// Beside this module, in its language: llama-worker.ts under tsx, llama-worker.js compiled in dist/.
+const WORKER_PATH = fileURLToPath(new URL(`./llama-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
 // A model that crashes its worker this often within the window is failed, not restarted again.
 const MAX_CRASHES = 3;
 const CRASH_WINDOW_MS = 10 * 60_000;
