@@ -46,8 +46,23 @@ export class SubscriptionExecutor {
     this.planner = new QueryPlanner(this.supergraph);
   }
 
+  /**
+   * Plans by document object and operation name. The websocket server hands the same object for
+   * the same text (its cache of validated documents), so a thousand subscribers of one document
+   * are planned once; a plan holds nothing of a subscriber (principal and variables come per event).
+   */
+  private readonly plans = new WeakMap<DocumentNode, Map<string, PlannedSubscription>>();
+
   /** Plans a subscription operation; throws when the document has no subscription to plan. */
   plan(document: DocumentNode, operationName: string | undefined): PlannedSubscription {
+    let byName = this.plans.get(document);
+    if (!byName) this.plans.set(document, (byName = new Map()));
+    let planned = byName.get(operationName ?? '');
+    if (!planned) byName.set(operationName ?? '', (planned = this.planAnew(document, operationName)));
+    return planned;
+  }
+
+  private planAnew(document: DocumentNode, operationName: string | undefined): PlannedSubscription {
     const operation = operationFromDocument(this.apiSchema, document, { operationName });
     const plan = this.planner.buildQueryPlan(operation);
     if (plan.node?.kind !== 'Subscription') throw new Error('The operation is not a subscription');

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { ApolloServer } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { GraphQLError, parse, specifiedRules, validate, type ExecutionArgs, type ExecutionResult, type ValidationRule } from 'graphql';
+import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -22,6 +22,9 @@ import { upstreamStream } from './upstream-stream.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
 export type SubscriptionLimits = PlatformConfig['subscriptions'];
+
+/** Validated subscription documents kept per server (most recently used). */
+const VALIDATED_DOCUMENTS = 500;
 
 /** Close codes a client sees (graphql-ws's own where they exist). */
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -109,6 +112,13 @@ export function serveWebSockets(options: {
   let active = 0;
   let connections = 0;
   const rules = [...specifiedRules, ...options.validationRules];
+  /**
+   * Documents that parsed and passed every rule (graphql-js's and the abuse limits), by their
+   * text: the schema and rules are fixed for this server, so the same text always gets the same
+   * verdict, and a thousand clients subscribing with one document parse and validate it once.
+   * Refused documents are not kept; they are checked again each time.
+   */
+  const validated = new Map<string, DocumentNode>();
 
   /** Ends a socket whose key no longer authenticates; graphql-ws then ends its subscriptions. */
   const forbid = (state: SocketState, reason: string) => state.socket.close(CLOSE_FORBIDDEN, `Forbidden: ${reason}`);
@@ -218,14 +228,22 @@ export function serveWebSockets(options: {
           const exceeded = options.edge.exceeded(breach.window);
           return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
         }
-        let document;
-        try {
-          document = parse(payload.query, { maxTokens: options.maxTokens });
-        } catch (error) {
-          return refuse((error as Error).message, 'GRAPHQL_PARSE_FAILED', 'invalid_query');
+        let document = validated.get(payload.query);
+        if (document) {
+          // Most recently used last, so the oldest is the first to go.
+          validated.delete(payload.query);
+          validated.set(payload.query, document);
+        } else {
+          try {
+            document = parse(payload.query, { maxTokens: options.maxTokens });
+          } catch (error) {
+            return refuse((error as Error).message, 'GRAPHQL_PARSE_FAILED', 'invalid_query');
+          }
+          const errors = validate(options.executor.schema, document, rules);
+          if (errors.length) return errors;
+          if (validated.size >= VALIDATED_DOCUMENTS) validated.delete(validated.keys().next().value!);
+          validated.set(payload.query, document);
         }
-        const errors = validate(options.executor.schema, document, rules);
-        if (errors.length) return errors;
         return {
           schema: options.executor.schema,
           document,
