@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -25,6 +26,8 @@ let key: string;
 
 interface LogLine {
   msg?: string;
+  pid?: number;
+  req?: { url?: string };
   service?: string;
   childPid?: number;
   exitCode?: number | null;
@@ -37,7 +40,14 @@ function logLines(): LogLine[] {
     .output()
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
+    .flatMap((line) => {
+      // Several processes share the output: a long line may be split by another's write.
+      try {
+        return [JSON.parse(line) as LogLine];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Every process id the supervisor and the edge's primary started, by service name (latest last). */
@@ -77,6 +87,24 @@ async function health(): Promise<{ status: number; checks: Record<string, string
   const response = await fetch(`${baseUrl}/health`);
   return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
 }
+const LIVE_LIMIT = 40;
+
+/** One request on a connection of its own (no keep-alive), so that requests spread over the edge's workers. */
+function getOnNewConnection(url: string, headers: Record<string, string>): Promise<{ status: number; remaining: number }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers, agent: false }, (response) => {
+      response.resume();
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          remaining: Number(response.headers['x-ratelimit-remaining']),
+        }),
+      );
+    });
+    request.on('error', reject);
+  });
+}
+
 // jobPosting is nullable: its null sits beside the membership subgraph's data.
 const BOTH = '{ members(limit: 1) { data { id } } jobPosting(id: "00000000-0000-7000-8000-000000000000") { id } }';
 
@@ -99,6 +127,7 @@ beforeAll(async () => {
       HOST: '127.0.0.1',
       PORT: String(port),
       EDGE_WORKERS: '2',
+      RATE_LIMIT_LIVE_PER_MINUTE: String(LIVE_LIMIT),
       MEMBERSHIP_PORT: String(await freePort()),
       MARKETPLACE_PORT: String(await freePort()),
       INFERENCE_PORT: String(await freePort()),
@@ -137,6 +166,19 @@ describe('npm start: one supervised process per service', () => {
     const { body } = await graphql(BOTH);
     expect(body.errors).toBeUndefined();
     expect((await rest('/jobs')).status).toBe(200);
+  });
+
+  it('holds one rate limit across the edge workers: their counters are shared', async () => {
+    const secret = (await new IdentityService(identityOrm!.em.fork()).createKey({ account: 'limited', kind: 'live' })).secret;
+    const answers = [];
+    for (let i = 0; i < LIVE_LIMIT + 10; i++) answers.push(await getOnNewConnection(`${baseUrl}/api/v1/members?limit=7`, { authorization: `Bearer ${secret}` }));
+    // Both workers served some of them (each logs its requests under its own pid).
+    const servedBy = new Set(logLines().filter((line) => line.req?.url === '/api/v1/members?limit=7').map((line) => line.pid));
+    expect(servedBy).toEqual(new Set([startedPids().get('gateway worker 1')![0], startedPids().get('gateway worker 2')![0]]));
+    // Per-worker counters would let each of the two workers allow the limit.
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(LIVE_LIMIT);
+    expect(answers.slice(LIVE_LIMIT).every((a) => a.status === 429)).toBe(true);
+    expect(answers.slice(0, LIVE_LIMIT).map((a) => a.remaining)).toEqual(Array.from({ length: LIVE_LIMIT }, (_, i) => LIVE_LIMIT - 1 - i));
   });
 
   it('answers around a killed subgraph, reports it at /health, and serves it again once restarted, with the same edge', async () => {
