@@ -11,11 +11,11 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { loadConfig, type PlatformConfig } from '../platform/config.js';
 import { openPlatformDatabase } from '../platform/database.js';
-import { openIdentityStore } from '../platform/identity/index.js';
-import { IdentityService } from '../platform/identity/identity.service.js';
-import { createLogger } from '../platform/logger.js';
+import { openIdentityStore } from '../identity/index.js';
+import { IdentityService } from '../identity/identity.service.js';
+import { createLogger } from '../core/logger.js';
 import { startPlatform, type RunningPlatform } from '../platform/platform.js';
-import type { Principal } from '../subgraphs/shared/principal.js';
+import type { Principal } from '../core/principal.js';
 import { freePort } from '../test/support/free-port.js';
 
 /** Limits so high that no run trips them: every request is still counted and admitted. */

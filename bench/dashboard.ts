@@ -8,7 +8,7 @@
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../dashboard/build.js';
-import { AccountUserService } from '../platform/identity/account-user.service.js';
+import { AccountUserService } from '../identity/account-user.service.js';
 import { ocrOnlyInferenceConfig } from '../test/support/inference-config.js';
 import { percentile, startBenchPlatform } from './bench-platform.js';
 

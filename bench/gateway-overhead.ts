@@ -23,7 +23,7 @@ import { createGatewayRuntime } from '@graphql-hive/gateway';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { readSupergraph } from '../schema/supergraph.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 import { measure, startBenchPlatform } from './bench-platform.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);

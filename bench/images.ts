@@ -31,7 +31,7 @@ import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { loadConfig, type PlatformConfig } from '../platform/config.js';
 import { openPlatformDatabase } from '../platform/database.js';
-import { createLogger } from '../platform/logger.js';
+import { createLogger } from '../core/logger.js';
 import { startPlatform } from '../platform/platform.js';
 import { inferenceConfigFrom } from '../subgraphs/inference/config/load-inference-config.js';
 import type { ClientJob, LatencyJob, LatencyResult, ParallelResult } from './images-client.js';

@@ -19,7 +19,7 @@ import { inferenceOrmOptions } from '../subgraphs/inference/mikro-orm.config.js'
 import { ProviderRegistry } from '../subgraphs/inference/provider-registry/provider-registry.js';
 import { RecommendationService } from '../subgraphs/inference/recommendation/recommendation.service.js';
 import { RECOMMENDATION_CATEGORIES } from '../subgraphs/inference/recommendation/recommendation-category.js';
-import { migrate, openOrm } from '../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../core/orm.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const DAY = 86_400_000;

@@ -13,9 +13,9 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { loadConfig } from '../platform/config.js';
 import { openPlatformDatabase } from '../platform/database.js';
-import { openIdentityStore } from '../platform/identity/index.js';
-import { IdentityService } from '../platform/identity/identity.service.js';
-import { createLogger } from '../platform/logger.js';
+import { openIdentityStore } from '../identity/index.js';
+import { IdentityService } from '../identity/identity.service.js';
+import { createLogger } from '../core/logger.js';
 import { startPlatform } from '../platform/platform.js';
 import { REPORT_SQL } from '../subgraphs/membership/finance/report/report.service.js';
 

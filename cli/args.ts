@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import { DomainError } from '../subgraphs/shared/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { IdentityService } from '../platform/identity/identity.service.js';
+import type { IdentityService } from '../identity/identity.service.js';
 import { UsageError } from './usage.error.js';
 
 export const PROGRAM = 'npm run --silent cli --';

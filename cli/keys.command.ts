@@ -1,6 +1,6 @@
-import { DomainError } from '../subgraphs/shared/errors.js';
+import { DomainError } from '../core/errors.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
-import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind } from '../subgraphs/shared/principal.js';
+import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind } from '../core/principal.js';
 import { defineCommand, isoDate, positiveInteger, required, type Command } from './args.js';
 
 // Checked here as well as in IdentityService, so that a typo fails before any database is opened.

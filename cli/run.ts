@@ -1,6 +1,6 @@
 import { loadConfig } from '../platform/config.js';
-import { IdentityService } from '../platform/identity/identity.service.js';
-import { openIdentityStore } from '../platform/identity/index.js';
+import { IdentityService } from '../identity/identity.service.js';
+import { openIdentityStore } from '../identity/index.js';
 import { parseCommandLine, usageText, type CommandAction } from './args.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
 import { KEYS_COMMANDS } from './keys.command.js';

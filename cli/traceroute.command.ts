@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { loadConfig } from '../platform/config.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
-import { DomainError } from '../subgraphs/shared/errors.js';
-import { migrate, openOrm } from '../subgraphs/shared/orm.js';
+import { DomainError } from '../core/errors.js';
+import { migrate, openOrm } from '../core/orm.js';
 import { sharedIpEnricher } from '../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { readFileRecords } from '../subgraphs/traceroute/ingest/record-reader.js';
 import { SyntheticTraceGenerator } from '../subgraphs/traceroute/ingest/synthetic-generator.js';

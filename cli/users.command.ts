@@ -1,4 +1,4 @@
-import { AccountUserService } from '../platform/identity/account-user.service.js';
+import { AccountUserService } from '../identity/account-user.service.js';
 import { defineCommand, required, type Command } from './args.js';
 import { UsageError } from './usage.error.js';
 

@@ -1,10 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
-import type { ApiKey } from '../platform/identity/api-key.entity.js';
-import { IdentityService } from '../platform/identity/identity.service.js';
-import type { KeyCache } from '../platform/identity/key-cache.js';
+import type { ApiKey } from '../identity/api-key.entity.js';
+import { IdentityService } from '../identity/identity.service.js';
+import type { KeyCache } from '../identity/key-cache.js';
 import { sendApiError } from '../rest-bridge/errors.js';
-import type { Principal } from '../subgraphs/shared/principal.js';
+import type { Principal } from '../core/principal.js';
 import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
 import type { RateLimiter, WindowState } from './rate-limit/rate-limiter.js';
 import type { DashboardApiError } from './dashboard-api/dashboard-api.error.js';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import type { ApiKey } from '../platform/identity/api-key.entity.js';
+import type { ApiKey } from '../identity/api-key.entity.js';
 import type { ApiError, ErrorFormat } from '../rest-bridge/errors.js';
-import type { KeyKind, Principal } from '../subgraphs/shared/principal.js';
+import type { KeyKind, Principal } from '../core/principal.js';
 import type { LimitWindow } from './rate-limit/rate-limiter.js';
 
 /** Why a key was not accepted: none given, or given and not good enough. */

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { RateLimits } from '../platform/config.js';
-import { DEFAULT_TRACEROUTE_LIMITS } from '../platform/identity/identity.service.js';
+import { DEFAULT_TRACEROUTE_LIMITS } from '../identity/identity.service.js';
 import {
   membershipErrorFormat,
   openAIErrorFormat,
@@ -9,7 +9,7 @@ import {
   type ApiError,
   type ErrorFormat,
 } from '../rest-bridge/errors.js';
-import type { KeyKind, Principal } from '../subgraphs/shared/principal.js';
+import type { KeyKind, Principal } from '../core/principal.js';
 import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
 import type { LimitWindow } from './rate-limit/rate-limiter.js';
 

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { IdempotencyRecord } from '../platform/identity/idempotency-record.entity.js';
+import { IdempotencyRecord } from '../identity/idempotency-record.entity.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ErrorFormat } from '../rest-bridge/errors.js';
 
 /*

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
 import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from '../platform/config.js';
-import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../platform/identity/identity.service.js';
+import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
@@ -19,7 +19,7 @@ import { documentRest } from '../rest-bridge/document-upload.js';
 import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/document-settings.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
-import { requestLogOptions } from '../platform/logger.js';
+import { requestLogOptions } from '../core/logger.js';
 import {
   membershipErrorFormat,
   openAIErrorFormat,
@@ -30,7 +30,7 @@ import {
 import { listen, type RunningService } from '../subgraphs/shared/server.js';
 import { clientExtensions, errorMasking } from '../subgraphs/shared/error-masking.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
-import type { EdgeContext } from './edge-context.js';
+import type { EdgeContext } from '../core/edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
 import { operationResolutionPlugin } from './operation-resolution.plugin.js';
 import { edgeGuard } from './edge-guard.js';
@@ -49,7 +49,7 @@ import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websoc
 import { healthHandler } from './health.js';
 import { dashboardStatic } from './dashboard-static.js';
 import { SigningDataSource } from './signing-data-source.js';
-import { KeyCache } from '../platform/identity/key-cache.js';
+import { KeyCache } from '../identity/key-cache.js';
 import { relayStream } from './stream-relay.js';
 import { callInference, relayAgent, relayInference } from './inference-relay.js';
 import { dashboardApi } from './dashboard-api/dashboard.routes.js';

@@ -3,8 +3,8 @@ import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { openAIErrorFormat, sendApiError } from '../rest-bridge/errors.js';
-import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
-import { CLIENT_HEADER, PRINCIPAL_HEADER, signClient, signPrincipal } from '../subgraphs/shared/principal.js';
+import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
+import { CLIENT_HEADER, PRINCIPAL_HEADER, signClient, signPrincipal } from '../core/principal.js';
 
 // What the subgraph's answer carries that the client needs: the body's type, the wait a 429 or
 // 503 asks for, and the streaming hints of server-sent events.

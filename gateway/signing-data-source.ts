@@ -3,8 +3,8 @@ import type { Fetcher, FetcherResponse as UtilsFetcherResponse } from '@apollo/u
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Agent, request as undiciRequest } from 'undici';
-import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../subgraphs/shared/principal.js';
-import type { EdgeContext } from './edge-context.js';
+import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../core/principal.js';
+import type { EdgeContext } from '../core/edge-context.js';
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
 type GatewayGraphQLResponse = Awaited<ReturnType<RemoteGraphQLDataSource['process']>>;

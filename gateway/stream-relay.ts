@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { NextFunction, Request, Response } from 'express';
-import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
-import { withoutCredentialParams } from '../platform/logger.js';
+import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
+import { withoutCredentialParams } from '../core/logger.js';
 import { sendApiError, type ErrorFormat } from '../rest-bridge/errors.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 
 const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
 

@@ -4,7 +4,7 @@ import type { EdgeOptions } from '../gateway/index.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
 import { inferenceConfigOf, SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
-import { openIdentityStore } from './identity/index.js';
+import { openIdentityStore } from '../identity/index.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
 import { startEdgeService } from './edge-service.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';

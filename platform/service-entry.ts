@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { loadConfig, type PlatformConfig } from './config.js';
 import { releaseSignalHooks } from './embedded-postgres.js';
-import { createLogger } from './logger.js';
+import { createLogger } from '../core/logger.js';
 import { openSharedDatabase } from './shared-database.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PlatformConfig, SubgraphName } from './config.js';
 import { createPlatformPubSub } from '../subgraphs/shared/pubsub.js';
-import { openIdentityStore } from './identity/index.js';
+import { openIdentityStore } from '../identity/index.js';
 import { startSubgraphService } from './platform.js';
 import { runServiceApart } from './service-entry.js';
 

@@ -5,9 +5,9 @@ import busboy from 'busboy';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { Agent, request } from 'undici';
-import type { EdgeContext } from '../gateway/edge-context.js';
-import { abortChunkedResponse, closedByClient, forwardTo } from '../platform/http-stream.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../subgraphs/shared/principal.js';
+import type { EdgeContext } from '../core/edge-context.js';
+import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ApiError } from './errors.js';
 
 /** Room for a multipart form's boundaries, part headers and small fields around the file. */

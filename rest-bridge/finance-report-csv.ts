@@ -1,7 +1,7 @@
 import type { ApolloServer } from '@apollo/server';
 import type { NextFunction, Request, Response } from 'express';
 import type { ExecutionResult } from 'graphql';
-import type { EdgeContext } from '../gateway/edge-context.js';
+import type { EdgeContext } from '../core/edge-context.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError } from './errors.js';
 
 const CSV_QUERY = 'query FinanceReportCsv($from: LocalDate!, $to: LocalDate!) { financeReportCsv(from: $from, to: $to) }';

@@ -3,7 +3,7 @@ import { filterSchema, pruneSchema } from '@graphql-tools/utils';
 import express, { type NextFunction, type Request, type Response as ExpressResponse } from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { createSofa, createSofaRouter } from 'sofa-api';
-import type { EdgeContext } from '../gateway/edge-context.js';
+import type { EdgeContext } from '../core/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
 import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './openapi.js';

@@ -1,8 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { AccountUser } from '../../platform/identity/account-user.entity.js';
-import { AccountUserError } from '../../platform/identity/account-user.error.js';
-import type { DashboardSession } from '../../platform/identity/dashboard-session.entity.js';
-import { RANGE_MINUTES, type UsageRange } from '../../platform/identity/usage.service.js';
+import type { AccountUser } from '../../identity/account-user.entity.js';
+import { AccountUserError } from '../../identity/account-user.error.js';
+import type { DashboardSession } from '../../identity/dashboard-session.entity.js';
+import { RANGE_MINUTES, type UsageRange } from '../../identity/usage.service.js';
 import { csrfFailed, DashboardApiError, insufficientRole, notSignedIn, sendDashboardError } from './dashboard-api.error.js';
 import type { DashboardService } from './dashboard.service.js';
 import { originAllowed } from './session-auth.js';

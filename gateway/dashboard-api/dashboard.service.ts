@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { RateLimits } from '../../platform/config.js';
-import type { AccountUser } from '../../platform/identity/account-user.entity.js';
-import { userView, type UserView } from '../../platform/identity/account-user.service.js';
-import { UsageService, type UsageRange, type UsageReport } from '../../platform/identity/usage.service.js';
-import type { Mode } from '../../subgraphs/shared/principal.js';
+import type { AccountUser } from '../../identity/account-user.entity.js';
+import { userView, type UserView } from '../../identity/account-user.service.js';
+import { UsageService, type UsageRange, type UsageReport } from '../../identity/usage.service.js';
+import type { Mode } from '../../core/principal.js';
 import { DashboardApiError } from './dashboard-api.error.js';
 import type { SessionAuthenticator } from './session-auth.js';
 import type { SignInLimiter } from './sign-in-limiter.js';

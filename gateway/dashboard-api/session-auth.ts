@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { AccountUserService, type SessionSettings } from '../../platform/identity/account-user.service.js';
-import type { DashboardSession } from '../../platform/identity/dashboard-session.entity.js';
-import type { KeyKind, Principal } from '../../subgraphs/shared/principal.js';
+import { AccountUserService, type SessionSettings } from '../../identity/account-user.service.js';
+import type { DashboardSession } from '../../identity/dashboard-session.entity.js';
+import type { KeyKind, Principal } from '../../core/principal.js';
 import { csrfFailed, DashboardApiError, insufficientRole, notSignedIn } from './dashboard-api.error.js';
 import { readCookie, SESSION_COOKIE } from './session-cookie.js';
 

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { UsageService, type UsageCell } from '../../platform/identity/usage.service.js';
+import { UsageService, type UsageCell } from '../../identity/usage.service.js';
 import type { PathTemplates } from './path-template.js';
 
 const PRUNE_EVERY_MS = 10 * 60_000;

@@ -8,7 +8,7 @@ import { operationFromDocument, Supergraph } from '@apollo/federation-internals'
 import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
-import type { EdgeContext } from '../edge-context.js';
+import type { EdgeContext } from '../../core/edge-context.js';
 
 /** The pseudo-service that answers a subscription's primary fetch with the event just received. */
 const EVENT_SERVICE = '__event__';

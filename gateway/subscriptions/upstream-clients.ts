@@ -1,6 +1,6 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../subgraphs/shared/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../core/principal.js';
 import { principalId } from '../signing-data-source.js';
 
 /**

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
-import { openIdentityStore } from '../identity/index.js';
-import { createLogger } from '../logger.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { createLogger } from '../../core/logger.js';
 import { startEdgeService } from '../edge-service.js';
 import { stopOnSignal } from '../service-entry.js';
 import { reportReady, stopWithParent } from './child-protocol.js';

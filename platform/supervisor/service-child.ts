@@ -1,5 +1,5 @@
 import { loadConfig, SUBGRAPH_NAMES, type SubgraphName } from '../config.js';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../../core/logger.js';
 import { stopOnSignal } from '../service-entry.js';
 import { reportReady, stopWithParent } from './child-protocol.js';
 import { loadTopologyConfig } from './supervisor-config.js';

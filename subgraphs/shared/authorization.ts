@@ -1,7 +1,7 @@
 import type { AuthCheckerFn } from 'type-graphql';
 import type { SubgraphContext } from './context.js';
-import { DomainError } from './errors.js';
-import type { KeyKind } from './principal.js';
+import { DomainError } from '../../core/errors.js';
+import type { KeyKind } from '../../core/principal.js';
 
 /** The platform operators' kind: `@Authorized(ADMIN)` on a resolver or field keeps it theirs. */
 export const ADMIN: KeyKind = 'admin';

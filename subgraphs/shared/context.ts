@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { Principal } from './principal.js';
+import type { Principal } from '../../core/principal.js';
 import type { PlatformPubSub } from './pubsub.js';
 
 /** What every resolver of every subgraph receives: who is asking, and a request-scoped EntityManager. */

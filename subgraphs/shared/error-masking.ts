@@ -3,7 +3,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
-import { CLIENT_ERROR_CODES } from './errors.js';
+import { CLIENT_ERROR_CODES } from '../../core/errors.js';
 
 /** What a client is told of an error that is not its own doing. */
 export function internalErrorMessage(requestId: string): string {

@@ -1,7 +1,7 @@
 import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { SubgraphContext } from './context.js';
-import { DomainError } from './errors.js';
-import type { KeyKind } from './principal.js';
+import { DomainError } from '../../core/errors.js';
+import type { KeyKind } from '../../core/principal.js';
 
 /**
  * Root fields the gateway itself calls. `_entities` only follows a reference that the query

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { IdentityService, type IdentitySettings } from '../../platform/identity/identity.service.js';
+import { IdentityService, type IdentitySettings } from '../../identity/identity.service.js';
 import type { SubgraphContext } from './context.js';
 import type { SubgraphOptions } from './subgraph.js';
 

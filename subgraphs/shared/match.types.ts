@@ -1,6 +1,6 @@
 import { cursorParts, encodeCursor } from './cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError } from './pagination.js';
-import { DomainError } from './errors.js';
+import { DomainError } from '../../core/errors.js';
 import { Directive, Field, Float, Int, ObjectType } from './type-graphql.js';
 
 /** The points each part of a job match gave; both the marketplace and membership answer it. */

@@ -1,4 +1,4 @@
-import { DomainError } from './errors.js';
+import { DomainError } from '../../core/errors.js';
 
 /** A resource the principal may not see is reported exactly like one that does not exist. */
 export class NotFoundError extends DomainError {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import { decodeTimeCursor, encodeTimeCursor } from './cursor.js';
-import { DomainError } from './errors.js';
+import { DomainError } from '../../core/errors.js';
 
 export { UUID } from './uuid-v7.js';
 

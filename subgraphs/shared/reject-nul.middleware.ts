@@ -1,4 +1,4 @@
-import { DomainError } from './errors.js';
+import { DomainError } from '../../core/errors.js';
 import type { MiddlewareFn } from './type-graphql.js';
 
 // In a u-mode pattern a surrogate pair is one code point, so only a lone surrogate matches.

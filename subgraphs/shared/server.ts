@@ -11,13 +11,13 @@ import { pinoHttp } from 'pino-http';
 import type { SubgraphContext } from './context.js';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from './principal.js';
+import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from '../../core/principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { connectableHost } from '../../platform/net.js';
-import { requestLogOptions } from '../../platform/logger.js';
+import { connectableHost } from '../../core/net.js';
+import { requestLogOptions } from '../../core/logger.js';
 
 export interface RunningService {
   name: string;

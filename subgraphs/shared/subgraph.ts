@@ -3,12 +3,12 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { NonEmptyArray } from './type-graphql.js';
-import { migrate, openOrm, type OrmOptions } from './orm.js';
+import { migrate, openOrm, type OrmOptions } from '../../core/orm.js';
 import { createPlatformPubSub, type PlatformPubSub } from './pubsub.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
 import { enforceKeyKinds } from './key-kinds.js';
-import { UnauthenticatedError, verifyClient, verifyPrincipal, type KeyKind, type Principal } from './principal.js';
+import { UnauthenticatedError, verifyClient, verifyPrincipal, type KeyKind, type Principal } from '../../core/principal.js';
 
 /** A built subgraph: its schema, its ORM, and how to make a request's context. Nothing listens yet. */
 export interface Subgraph<C extends SubgraphContext = SubgraphContext> {

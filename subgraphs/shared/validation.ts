@@ -1,5 +1,5 @@
 import { validate, type ValidationError } from 'class-validator';
-import { DomainError } from './errors.js';
+import { DomainError } from '../../core/errors.js';
 
 function firstProblem(errors: ValidationError[], prefix = ''): { param: string; message: string } | undefined {
   for (const error of errors) {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../platform/identity/index.js';
+import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { runCliProcess } from './cli-process.js';
 

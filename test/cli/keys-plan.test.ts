@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { runCliProcess } from './cli-process.js';
 

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccountUser } from '../../platform/identity/account-user.entity.js';
-import { AccountUserService } from '../../platform/identity/account-user.service.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
+import { AccountUser } from '../../identity/account-user.entity.js';
+import { AccountUserService } from '../../identity/account-user.service.js';
+import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { runCliProcess } from './cli-process.js';
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { AccountUserService } from '../../platform/identity/account-user.service.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { AccountUserService } from '../../identity/account-user.service.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
 /** Where the screenshots go: CI keeps this folder as an artefact (README, "Dashboard"). */

@@ -2,8 +2,8 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_DASHBOARD_SETTINGS } from '../../platform/config.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { createLogger } from '../../platform/logger.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { createLogger } from '../../core/logger.js';
 import { startEdgeService } from '../../platform/platform.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PrincipalSigner, SIGNATURE_REUSE_MS } from '../../gateway/signing-data-source.js';
 import { UpstreamClients } from '../../gateway/subscriptions/upstream-clients.js';
-import { verifyPrincipal, type Principal } from '../../subgraphs/shared/principal.js';
+import { verifyPrincipal, type Principal } from '../../core/principal.js';
 
 // What the edge reuses between requests to stay cheap (ARCHITECTURE.md, "What the edge caches"):
 // each reuse must stay within what the rule it stands in for would allow.

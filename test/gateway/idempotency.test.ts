@@ -6,10 +6,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphqlErrorFormat } from '../../gateway/edge-interfaces.js';
 import { graphqlStatusOf, idempotency, respondWith } from '../../gateway/idempotency.js';
-import { IdentityService } from '../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { openIdentityStore } from '../../identity/index.js';
 import { membershipErrorFormat } from '../../rest-bridge/errors.js';
-import type { Mode } from '../../subgraphs/shared/principal.js';
+import type { Mode } from '../../core/principal.js';
 import { createTestDatabase } from '../support/database.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;

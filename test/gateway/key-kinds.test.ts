@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SUBGRAPH_PARTS } from '../../schema/subgraph-catalog.js';
 import { buildPartsSchema } from '../../subgraphs/shared/subgraph.js';
-import { KEY_KINDS, type KeyKind } from '../../subgraphs/shared/principal.js';
+import { KEY_KINDS, type KeyKind } from '../../core/principal.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import type { KeyKind } from '../../core/principal.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
 // Property tests of the edge: whatever a client sends, the answer is a client error or a success,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { graphqlInterface, membershipInterface, serviceTInterface, tracerouteInterface } from '../../gateway/edge-interfaces.js';
 import { RateLimiter } from '../../gateway/rate-limit/rate-limiter.js';
-import type { KeyKind, Principal } from '../../subgraphs/shared/principal.js';
+import type { KeyKind, Principal } from '../../core/principal.js';
 
 const LIMITS = { livePerMinute: 5, testPerMinute: 5, inferencePerMinute: 5, anonymousPerMinute: 2 };
 

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { createLogger } from '../../platform/logger.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { createLogger } from '../../core/logger.js';
 import { startEdgeService } from '../../platform/platform.js';
 import type { RunningService } from '../../subgraphs/shared/server.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';

@@ -7,7 +7,7 @@ import type { BridgeRoutes } from '../../rest-bridge/bridge-routes.js';
 import { membershipRoutes } from '../../rest-bridge/membership.routes.js';
 import { tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../../rest-bridge/traceroute.routes.js';
 import type { RestNamer } from '../../rest-bridge/rest-names.js';
-import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import type { KeyKind } from '../../core/principal.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 
 // Every REST path of every mount, taken from the route tables the edge serves, gets random junk in

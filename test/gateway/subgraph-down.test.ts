@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/config.js';
-import { IdentityService } from '../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { createLogger } from '../../platform/logger.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { createLogger } from '../../core/logger.js';
 import { startEdgeService, startSubgraphService } from '../../platform/platform.js';
 import { UNAVAILABLE_MESSAGE } from '../../gateway/signing-data-source.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../../subgraphs/shared/pubsub.js';

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createLogger } from '../../platform/logger.js';
+import { createLogger } from '../../core/logger.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 import { redisServerMissing, startRedisServer, type RunningRedis } from '../support/redis-server.js';

@@ -112,8 +112,8 @@ describe('errors by each interface table', () => {
 
 describe('an edge apart from the inference subgraph (relayed over HTTP)', () => {
   it('serves the same answers through the relay: keyed and keyless, streamed, errors in the interface table', async () => {
-    const { openIdentityStore } = await import('../../platform/identity/index.js');
-    const { createLogger } = await import('../../platform/logger.js');
+    const { openIdentityStore } = await import('../../identity/index.js');
+    const { createLogger } = await import('../../core/logger.js');
     const { startEdgeService } = await import('../../platform/platform.js');
     const { testConfig } = await import('../support/platform-harness.js');
     const identityOrm = await openIdentityStore(platform.databaseUrl);

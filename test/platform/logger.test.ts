@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactRequest, redactUrl, withoutCredentialParams } from '../../platform/logger.js';
+import { redactRequest, redactUrl, withoutCredentialParams } from '../../core/logger.js';
 
 describe('redactUrl', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../platform/logger.js';
+import { createLogger } from '../../core/logger.js';
 import { RestartBackoff, restartDelay } from '../../platform/supervisor/restart-backoff.js';
 import { ServiceExitedError } from '../../platform/supervisor/service-exited.error.js';
 import { SupervisedService } from '../../platform/supervisor/supervised-service.js';

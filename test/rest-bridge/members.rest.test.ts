@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { PRINCIPAL_HEADER } from '../../subgraphs/shared/principal.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { PRINCIPAL_HEADER } from '../../core/principal.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
 let platform: TestPlatform;

@@ -5,7 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { buildSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customScalarSchemas } from '../../rest-bridge/openapi.js';
-import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../core/orm.js';
 import { sharedIpEnricher } from '../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { SyntheticTraceGenerator } from '../../subgraphs/traceroute/ingest/synthetic-generator.js';
 import { TraceImporter } from '../../subgraphs/traceroute/ingest/trace-importer.js';

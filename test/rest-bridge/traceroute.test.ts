@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../core/orm.js';
 import { sharedIpEnricher } from '../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { SyntheticTraceGenerator } from '../../subgraphs/traceroute/ingest/synthetic-generator.js';
 import { TraceImporter } from '../../subgraphs/traceroute/ingest/trace-importer.js';

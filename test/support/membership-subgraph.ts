@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { openIdentityStore } from '../../platform/identity/index.js';
+import { openIdentityStore } from '../../identity/index.js';
 import { createMembershipSubgraph } from '../../subgraphs/membership/index.js';
 import type { Subgraph } from '../../subgraphs/shared/subgraph.js';
 import { createTestDatabase } from './database.js';

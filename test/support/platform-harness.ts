@@ -1,11 +1,11 @@
 import { loadConfig, type PlatformConfig } from '../../platform/config.js';
-import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import type { KeyKind } from '../../core/principal.js';
 import type { DestinationStream } from 'pino';
-import { createLogger } from '../../platform/logger.js';
-import { openIdentityStore } from '../../platform/identity/index.js';
-import { IdentityService } from '../../platform/identity/identity.service.js';
-import { AccountUser, type UserRole } from '../../platform/identity/account-user.entity.js';
-import { AccountUserService } from '../../platform/identity/account-user.service.js';
+import { createLogger } from '../../core/logger.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { AccountUser, type UserRole } from '../../identity/account-user.entity.js';
+import { AccountUserService } from '../../identity/account-user.service.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { createTestDatabase } from './database.js';
 import { TEST_SECRET } from './subgraph-harness.js';

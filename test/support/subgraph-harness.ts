@@ -1,6 +1,6 @@
 import { graphql, type ExecutionResult } from 'graphql';
 import type { Subgraph } from '../../subgraphs/shared/subgraph.js';
-import { signPrincipal, type Principal } from '../../subgraphs/shared/principal.js';
+import { signPrincipal, type Principal } from '../../core/principal.js';
 
 export const TEST_SECRET = 'test-internal-secret-test-internal-secret';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** The width of a usage statistics time bucket; buckets start at whole UTC minutes, hours, days. */

@@ -1,4 +1,4 @@
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 
 /**
  * Whose calls an analytics query reads: every call, one account's, or one client address's (a

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import type { Caller } from '../generation/generation.service.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { WireError } from '../openai/openai-error.js';

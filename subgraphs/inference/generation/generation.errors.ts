@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { DomainError, type ErrorCode } from '../../shared/errors.js';
+import { DomainError, type ErrorCode } from '../../../core/errors.js';
 import { EngineError } from '../engine/text-engine.js';
 import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 import { ImageInputRefused } from './image-input-refused.js';

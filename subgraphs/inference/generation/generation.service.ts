@@ -5,7 +5,7 @@ import type { ProviderTarget } from '../provider-registry/provider-registry.js';
 import { ImageInputRefused, type UrlImagePolicy } from './image-input-refused.js';
 import type { InterfaceName, ProviderModel } from '../provider-registry/provider-registry.js';
 import type { UsageInterface } from '../usage/usage-interface.js';
-import { planOf, type Principal } from '../../shared/principal.js';
+import { planOf, type Principal } from '../../../core/principal.js';
 
 /** Who is calling: a key's principal, or (keyless interfaces) the client's address. */
 export interface Caller {

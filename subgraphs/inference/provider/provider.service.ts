@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import type { PlatformPubSub } from '../../shared/pubsub.js';
 import { Provider } from './provider.entity.js';
 import type { ProviderStatus } from './provider-status.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import type { Capability } from '../config/inference-config.schema.js';
 import type { ProviderConfig } from '../config/inference-config.js';
 import type { InferenceRuntime } from '../inference-context.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { usageEntityManager } from '../analytics/analytics.wire.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { WireError } from '../openai/openai-error.js';

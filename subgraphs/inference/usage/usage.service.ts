@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeUsageCursor, encodeUsageCursor, numberOrNull, USAGE_COLUMNS, usageRecordFromRow } from './usage-row.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { InvalidCursorError, UUID } from '../../shared/pagination.js';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { timeOfUuidV7 } from '../../shared/uuid-v7.js';
 import { UsageGroupBy } from './usage-group-by.js';
 import type { UsageGroup } from './usage-group.js';

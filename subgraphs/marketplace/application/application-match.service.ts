@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { anyTermQuerySql, explainMatch, pgArrayLiteral, type MatchExplanation } from '../../shared/match-score.js';
 import { MarketplaceAudit } from '../audit/marketplace-audit.entity.js';
 import type { ApplicationTrailEntry } from './application-trail.js';

@@ -1,5 +1,5 @@
 import type { SubgraphContext } from '../../shared/context.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { UUID } from '../../shared/pagination.js';
 import { JobApplication } from './job-application.entity.js';
 import { applicationTopic, JobApplicationService, type ApplicationStatusEvent } from './job-application.service.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** The candidate already has an active application to this posting; its id is in the error. */
 export class DuplicateApplicationError extends DomainError {

@@ -1,8 +1,8 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { PlatformPubSub } from '../../shared/pubsub.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { normalizeSkills } from '../../shared/match-score.js';

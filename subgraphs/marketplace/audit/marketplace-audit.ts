@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { MarketplaceAudit } from './marketplace-audit.entity.js';
 
 export interface Transition {

@@ -3,7 +3,7 @@ import { OptionalProps } from '@mikro-orm/core';
 import { Check, Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from '../../shared/type-graphql.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { Value } from '../tender/tender.types.js';
 
 export enum AwardStatus {

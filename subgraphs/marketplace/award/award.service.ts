@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { UUID } from '../../shared/pagination.js';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { recordTransition } from '../audit/marketplace-audit.js';
 import { BidStatus } from '../bid/bid-status.js';
 import { Bid } from '../bid/bid.entity.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** Bids are sealed: nobody but their vendors reads them while the tender is active. */
 export class BidsSealedError extends DomainError {

@@ -2,7 +2,7 @@ import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { PlatformPubSub } from '../../shared/pubsub.js';
 import { recordTransition } from '../audit/marketplace-audit.js';
 import { dbNow, periodOpen } from '../tender/tender-clock.js';

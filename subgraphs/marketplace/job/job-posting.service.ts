@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { JobPosting } from './job-posting.entity.js';
 import type { CloseJobPostingArgs, CreateJobPostingArgs, JobPostingsArgs } from './job-posting.inputs.js';
 import { LockMode } from '@mikro-orm/core';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { normalizeSkills } from '../../shared/match-score.js';
 import { recordTransition } from '../audit/marketplace-audit.js';

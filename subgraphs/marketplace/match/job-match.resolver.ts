@@ -1,6 +1,6 @@
 import { Args, Ctx, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { UUID } from '../../shared/pagination.js';
 import { JobPostingService } from '../job/job-posting.service.js';

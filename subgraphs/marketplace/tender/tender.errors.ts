@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** Something only the tender's buyer may do. */
 export class NotTenderBuyerError extends DomainError {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
-import type { Mode, Principal } from '../../shared/principal.js';
+import type { Mode, Principal } from '../../../core/principal.js';
 import { recordTransition } from '../audit/marketplace-audit.js';
 import { BidStatus } from '../bid/bid-status.js';
 import { Bid } from '../bid/bid.entity.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { registerEnumType } from '../../shared/type-graphql.js';
 
 /** A vendor's qualification, decided by the platform's operator (an admin key). */

@@ -3,7 +3,7 @@ import { OptionalProps } from '@mikro-orm/core';
 import { Check, Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { VendorStatus } from './vendor-status.js';
 
 /**

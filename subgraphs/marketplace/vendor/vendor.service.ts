@@ -2,7 +2,7 @@ import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { recordTransition } from '../audit/marketplace-audit.js';
 import { assertVendorTransition, VendorStatus } from './vendor-status.js';
 import { VendorExistsError, VendorNotApprovedError, VendorNotRegisteredError } from './vendor.errors.js';

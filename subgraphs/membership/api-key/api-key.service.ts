@@ -1,6 +1,6 @@
-import { DomainError } from '../../shared/errors.js';
-import type { Principal } from '../../shared/principal.js';
-import type { IdentityService, KeyView } from '../../../platform/identity/identity.service.js';
+import { DomainError } from '../../../core/errors.js';
+import type { Principal } from '../../../core/principal.js';
+import type { IdentityService, KeyView } from '../../../identity/identity.service.js';
 import { MembershipKeyKind } from './api-key.type.js';
 
 /**

@@ -4,7 +4,7 @@ import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legac
 import { JSONObjectResolver } from 'graphql-scalars';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ID, ObjectType } from '../../shared/type-graphql.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 
 /**
  * One change, written in the transaction that made it: who (the API key), when, what, and the

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { AuditEvent } from './audit-event.entity.js';
 import type { AuditEventsArgs } from './audit.inputs.js';

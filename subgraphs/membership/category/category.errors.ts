@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 export class CategoryNameTakenError extends DomainError {
   constructor(name: string) {

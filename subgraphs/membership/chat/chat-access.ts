@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { UUID } from '../../shared/pagination.js';
 import { Member } from '../member/member.entity.js';
 import { MemberService } from '../member/member.service.js';

@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { paginate, type Page } from '../../shared/pagination.js';
 import { ChatAccess } from './chat-access.js';
 import { ChatChannelMember } from './chat-channel-member.entity.js';

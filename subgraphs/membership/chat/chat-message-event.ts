@@ -1,4 +1,4 @@
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { ChatMessageMode } from './chat-message-mode.js';
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** Longest message text, in characters (UTF-16 code units, as JavaScript and GraphQL count them). */
 export const MAX_MESSAGE_LENGTH = 4000;

@@ -1,5 +1,5 @@
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 
 /**
  * Per account and mode: whether the default categories were made (so deleting them all does not

@@ -3,7 +3,7 @@ import { Collection, OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, OneToMany, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ID, ObjectType } from '../../shared/type-graphql.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { DocumentCategoryRule } from './document-category-rule.entity.js';
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 export class DocumentCategoryNameTakenError extends DomainError {
   constructor(name: string) {

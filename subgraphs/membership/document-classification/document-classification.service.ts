@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { UUID } from '../../shared/pagination.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ZeroShotSettings } from './classification-settings.js';
 import { DocumentCategory, normalizeCategoryName } from './document-category.entity.js';

@@ -1,6 +1,6 @@
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 
 /** The naive Bayes model trained on one account's (and mode's) labelled documents. */
 @Entity({ tableName: 'document_classifier_model' })

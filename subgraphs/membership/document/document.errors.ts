@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** A file over DOCUMENT_MAX_UPLOAD_BYTES: 413 over REST. */
 export class DocumentTooLargeError extends DomainError {

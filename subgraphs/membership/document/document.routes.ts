@@ -3,13 +3,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { abortChunkedResponse, closedByClient } from '../../../platform/http-stream.js';
+import { abortChunkedResponse, closedByClient } from '../../../core/http-stream.js';
 import { DocumentService } from './document.service.js';
 import type { DocumentSettings } from './document-settings.js';
 import type { DocumentStorage } from './document-storage.js';
 import { DocumentDuplicateError, DocumentTooLargeError, UnsupportedDocumentTypeError } from './document.errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 /** Where the membership subgraph takes document bytes in and gives them out; the edge relays here. */
 export const DOCUMENT_ROUTES_PREFIX = '/documents';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FilterQuery } from '@mikro-orm/core';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { cursorParts, encodeCursor } from '../../shared/cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, paginate, UUID, type Page } from '../../shared/pagination.js';
 import { NotFoundError } from '../../shared/not-found.error.js';

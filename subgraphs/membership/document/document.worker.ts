@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { AuditService } from '../audit/audit.service.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { Document } from './document.entity.js';
 import { DocumentStatus } from './document-status.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from './document-settings.js';

@@ -3,7 +3,7 @@ import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { Member } from '../member/member.entity.js';
 import { AttendeeStatus } from './attendee-status.js';
 import { Event } from './event.entity.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 
 export class EventCancelledError extends DomainError {
   constructor(id: string) {

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { loaderFor, type SubgraphContext } from '../../shared/context.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { MemberService } from './member.service.js';
 import type { MatchingMemberType } from './matching-member.type.js';
 

@@ -4,7 +4,7 @@ import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legac
 import { Directive, Field, ID, ObjectType } from '../../shared/type-graphql.js';
 import { JSONObjectResolver } from 'graphql-scalars';
 import { DateTimeResolver, LocalDateResolver } from '../../shared/scalars.js';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { MemberStatus, memberStatusOf, type MemberState } from './member-status.js';
 
 /**

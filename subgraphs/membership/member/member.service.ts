@@ -1,8 +1,8 @@
 import { LockMode, UniqueConstraintViolationException, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { UUID, type Page } from '../../shared/pagination.js';
 import { AuditService } from '../audit/audit.service.js';
 import { CategoryPeriod } from '../category/category-period.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { ChatWebhookAttempt } from './chat-webhook-attempt.entity.js';
 import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';

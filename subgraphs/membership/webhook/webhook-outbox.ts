@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Mode } from '../../shared/principal.js';
+import type { Mode } from '../../../core/principal.js';
 import { ChatWebhookDelivery } from './chat-webhook-delivery.entity.js';
 import { ChatWebhook } from './chat-webhook.entity.js';
 import type { WebhookEventType } from './webhook-event-type.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-event-type.js';
 
 export class WebhookUrlRefusedError extends DomainError {

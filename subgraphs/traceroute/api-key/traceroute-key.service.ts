@@ -1,5 +1,5 @@
-import type { IdentityService, KeyView } from '../../../platform/identity/identity.service.js';
-import { DomainError } from '../../shared/errors.js';
+import type { IdentityService, KeyView } from '../../../identity/identity.service.js';
+import { DomainError } from '../../../core/errors.js';
 import { TracerouteKeyState, type TracerouteKeyType } from './traceroute-key.type.js';
 import type { IssueTracerouteKeyArgs } from './traceroute-key.inputs.js';
 

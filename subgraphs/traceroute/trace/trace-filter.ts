@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { MAX_HOURS } from './trace-limits.js';
 import type { TraceFilterArgs } from './trace.inputs.js';
 import { escapeLike } from '../../shared/like.js';

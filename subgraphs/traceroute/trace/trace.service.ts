@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeTimeCursor, encodeTimeCursor } from '../../shared/cursor.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError } from '../../../core/errors.js';
 import { UUID } from '../../shared/pagination.js';
-import type { Principal } from '../../shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { sharedIpEnricher } from '../enrichment/ip-enricher.js';
 import { readTextRecords } from '../ingest/record-reader.js';
 import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../../platform/identity/index.js';
+import { IdentityService } from '../../../identity/identity.service.js';
+import { openIdentityStore } from '../../../identity/index.js';
 import { createTestDatabase } from '../../support/database.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../../platform/identity/identity.service.js';
-import { openIdentityStore } from '../../../platform/identity/index.js';
-import { KEY_CHANGE_CHANNEL, KeyCache } from '../../../platform/identity/key-cache.js';
+import { IdentityService } from '../../../identity/identity.service.js';
+import { openIdentityStore } from '../../../identity/index.js';
+import { KEY_CHANGE_CHANNEL, KeyCache } from '../../../identity/key-cache.js';
 import { createTestDatabase } from '../../support/database.js';
 
 /**

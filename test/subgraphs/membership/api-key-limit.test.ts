@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../../platform/identity/identity.service.js';
-import type { KeyKind } from '../../../subgraphs/shared/principal.js';
+import { IdentityService } from '../../../identity/identity.service.js';
+import type { KeyKind } from '../../../core/principal.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { run } from '../../support/subgraph-harness.js';
 

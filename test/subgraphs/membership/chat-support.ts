@@ -1,6 +1,6 @@
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { expect } from 'vitest';
-import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { Member } from '../../../subgraphs/membership/member/member.entity.js';
 import { run } from '../../support/subgraph-harness.js';

@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_DOCUMENT_CATEGORIES, DocumentClassificationService } from '../../../subgraphs/membership/document-classification/document-classification.service.js';
 import { membershipOrmOptions } from '../../../subgraphs/membership/mikro-orm.config.js';
-import { openOrm } from '../../../subgraphs/shared/orm.js';
+import { openOrm } from '../../../core/orm.js';
 import { llamaInferenceConfig, modelsReady } from '../../support/inference-config.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform-harness.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentRuleKind } from '../../../subgraphs/membership/document-classification/document-rule-kind.js';
 import { DEFAULT_DOCUMENT_CATEGORIES, DocumentClassificationService } from '../../../subgraphs/membership/document-classification/document-classification.service.js';
 import { membershipOrmOptions } from '../../../subgraphs/membership/mikro-orm.config.js';
-import { migrate, openOrm } from '../../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../../core/orm.js';
 import { createTestDatabase } from '../../support/database.js';
 import { LoopbackOpenAiServer } from '../../support/loopback-openai-server.js';
 

@@ -13,7 +13,7 @@ import { PostgresDocumentStorage, CHUNK_BYTES } from '../../../subgraphs/members
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../../../subgraphs/membership/document/document-settings.js';
 import type { DocumentTextExtractor } from '../../../subgraphs/membership/document/document-pipeline.js';
 import { Document } from '../../../subgraphs/membership/document/document.entity.js';
-import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 
 let testbed: MembershipTestbed;
 let extractor: DocumentExtractor;

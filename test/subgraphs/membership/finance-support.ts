@@ -1,6 +1,6 @@
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { expect } from 'vitest';
-import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph } from '../../support/membership-subgraph.js';
 import { run } from '../../support/subgraph-harness.js';

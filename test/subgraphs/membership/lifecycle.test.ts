@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import { principalFor } from '../../support/subgraph-harness.js';
 import {
   AUDIT,

@@ -1,6 +1,6 @@
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signPrincipal, type Principal } from '../../../subgraphs/shared/principal.js';
+import { signPrincipal, type Principal } from '../../../core/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';

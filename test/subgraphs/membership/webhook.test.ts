@@ -7,7 +7,7 @@ import pino from 'pino';
 import { ChatWebhookService } from '../../../subgraphs/membership/webhook/chat-webhook.service.js';
 import { checkWebhookTarget, isPrivateAddress, TARGET_NOT_ALLOWED, WebhookTargetError } from '../../../subgraphs/shared/ssrf-guard.js';
 import { verifyWebhook } from '../../../subgraphs/membership/webhook/webhook-signature.js';
-import type { Principal } from '../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../core/principal.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run } from '../../support/subgraph-harness.js';

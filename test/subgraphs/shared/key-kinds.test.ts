@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInferenceSubgraph } from '../../../subgraphs/inference/index.js';
 import { enforceKeyKinds } from '../../../subgraphs/shared/key-kinds.js';
-import { PRINCIPAL_HEADER, signPrincipal } from '../../../subgraphs/shared/principal.js';
+import { PRINCIPAL_HEADER, signPrincipal } from '../../../core/principal.js';
 import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/server.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { createTestDatabase } from '../../support/database.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planOf, signPrincipal, verifyPrincipal, type Principal } from '../../../subgraphs/shared/principal.js';
+import { planOf, signPrincipal, verifyPrincipal, type Principal } from '../../../core/principal.js';
 
 const secret = 'a'.repeat(40);
 const principal: Principal = {

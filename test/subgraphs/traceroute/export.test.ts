@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
+import { openIdentityStore } from '../../../identity/index.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { sharedIpEnricher } from '../../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { createTraceExportHandler, CSV_COLUMNS } from '../../../subgraphs/traceroute/export/trace-export.handler.js';

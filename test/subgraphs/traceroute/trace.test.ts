@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ExecutionResult } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIdentityStore } from '../../../platform/identity/index.js';
+import { openIdentityStore } from '../../../identity/index.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { sharedIpEnricher } from '../../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { createTracerouteSubgraph } from '../../../subgraphs/traceroute/index.js';

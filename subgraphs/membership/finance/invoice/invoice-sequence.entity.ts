@@ -1,5 +1,5 @@
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import type { Mode } from '../../../shared/principal.js';
+import type { Mode } from '../../../../core/principal.js';
 
 /**
  * The last invoice number given per account and mode. Numbers are taken with one upsert in the

@@ -3,7 +3,7 @@ import { OptionalProps } from '@mikro-orm/core';
 import { Check, Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { DateTimeResolver, LocalDateResolver } from '../../../shared/scalars.js';
 import { Field, ID, Int, ObjectType } from '../../../shared/type-graphql.js';
-import type { Mode } from '../../../shared/principal.js';
+import type { Mode } from '../../../../core/principal.js';
 import { today } from '../../member/member-status.js';
 import { InvoiceLine } from './invoice-line.js';
 import { InvoiceKind, InvoiceStatus, PAYABLE } from './invoice-status.js';

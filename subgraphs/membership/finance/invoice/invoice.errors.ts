@@ -1,4 +1,4 @@
-import { DomainError } from '../../../shared/errors.js';
+import { DomainError } from '../../../../core/errors.js';
 
 /** An invoice action its status does not allow (e.g. voiding a paid invoice). */
 export class IllegalInvoiceTransitionError extends DomainError {

@@ -1,6 +1,6 @@
 import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../../shared/principal.js';
+import type { Principal } from '../../../../core/principal.js';
 import { NotFoundError } from '../../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../../shared/pagination.js';
 import { AuditService } from '../../audit/audit.service.js';

@@ -1,7 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../../shared/principal.js';
-import { DomainError } from '../../../shared/errors.js';
+import type { Principal } from '../../../../core/principal.js';
+import { DomainError } from '../../../../core/errors.js';
 import { paginate, UUID, type Page } from '../../../shared/pagination.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { AmountTooLargeError } from '../invoice/invoice.errors.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Principal } from '../../../shared/principal.js';
-import { DomainError } from '../../../shared/errors.js';
+import type { Principal } from '../../../../core/principal.js';
+import { DomainError } from '../../../../core/errors.js';
 import { CategoryService } from '../../category/category.service.js';
 import { addMonths, isCalendarDate } from '../../member/member-period.js';
 import { today } from '../../member/member-status.js';

@@ -4,7 +4,7 @@ import { AnalyticsService } from '../../../../subgraphs/inference/analytics/anal
 import { createInferenceSubgraph } from '../../../../subgraphs/inference/index.js';
 import type { UsageEntry } from '../../../../subgraphs/inference/usage/usage-entry.js';
 import { UsageRecorder } from '../../../../subgraphs/inference/usage/usage-recorder.js';
-import type { Principal } from '../../../../subgraphs/shared/principal.js';
+import type { Principal } from '../../../../core/principal.js';
 import type { Subgraph } from '../../../../subgraphs/shared/subgraph.js';
 import { createTestDatabase } from '../../../support/database.js';
 import { ocrOnlyInferenceConfig } from '../../../support/inference-config.js';

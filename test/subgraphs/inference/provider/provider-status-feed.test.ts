@@ -8,7 +8,7 @@ import { inferenceOrmOptions } from '../../../../subgraphs/inference/mikro-orm.c
 import type { ProviderReport } from '../../../../subgraphs/inference/provider-registry/provider-registry.js';
 import { ProviderStatusFeed } from '../../../../subgraphs/inference/provider/provider-status.feed.js';
 import { PROVIDER_STATUS_TOPIC } from '../../../../subgraphs/inference/provider/provider.service.js';
-import { migrate, openOrm } from '../../../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../../../core/orm.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../../../../subgraphs/shared/pubsub.js';
 import { createTestDatabase } from '../../../support/database.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membershipOrmOptions } from '../../../../subgraphs/membership/mikro-orm.config.js';
 import { CANDIDATE_RANKING_SQL } from '../../../../subgraphs/membership/member/candidate-match.service.js';
 import { anyTermQuerySql, pgArrayLiteral, rawScore } from '../../../../subgraphs/shared/match-score.js';
-import { migrate, openOrm } from '../../../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../../../core/orm.js';
 import { createTestDatabase } from '../../../support/database.js';
 
 // The ranking statement computes the costly text rank only for rows that can still reach the

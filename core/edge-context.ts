@@ -1,4 +1,4 @@
-import type { Principal } from '../subgraphs/shared/principal.js';
+import type { Principal } from './principal.js';
 
 /** What the gateway's Apollo server carries per request: the principal the edge authenticated. */
 export interface EdgeContext {

@@ -1,5 +1,5 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import type { KeyKind } from '../../subgraphs/shared/principal.js';
+import type { KeyKind } from '../core/principal.js';
 import { Account } from './account.entity.js';
 
 /** An API key. Only the SHA-256 of the secret is kept: the secret itself is shown once. */

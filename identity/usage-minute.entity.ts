@@ -1,6 +1,6 @@
 import { PrimaryKeyProp } from '@mikro-orm/core';
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import type { Mode } from '../../subgraphs/shared/principal.js';
+import type { Mode } from '../core/principal.js';
 
 /**
  * Requests of one account and mode in one minute, per method, path template and status, as the

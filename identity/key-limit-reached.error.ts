@@ -1,4 +1,4 @@
-import { DomainError } from '../../subgraphs/shared/errors.js';
+import { DomainError } from '../core/errors.js';
 
 /**
  * The account holds as many active membership keys as it may: 409 `key_limit_reached` over

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../../subgraphs/shared/errors.js';
-import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../../subgraphs/shared/principal.js';
+import { DomainError } from '../core/errors.js';
+import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../core/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { evictKeyLocally, type KeyCache } from './key-cache.js';

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../core/orm.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';

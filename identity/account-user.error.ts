@@ -1,4 +1,4 @@
-import { DomainError, type ErrorCode } from '../../subgraphs/shared/errors.js';
+import { DomainError, type ErrorCode } from '../core/errors.js';
 
 /**
  * A refusal of the dashboard's user, session or invitation operations: the GraphQL-style code for

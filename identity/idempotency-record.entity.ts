@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
-import type { Mode } from '../../subgraphs/shared/principal.js';
+import type { Mode } from '../core/principal.js';
 import { Account } from './account.entity.js';
 
 /** `in_progress` while the first request with the key runs; `completed` once its response is kept. */

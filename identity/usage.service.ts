@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Mode } from '../../subgraphs/shared/principal.js';
+import type { Mode } from '../core/principal.js';
 
 /** One aggregated cell of the edge's usage counts, as flushed. */
 export interface UsageCell {
