@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identityOrmOptions } from '../../platform/identity/index.js';
+import { identityOrmOptions } from '../../identity/index.js';
 import { marketplaceOrmOptions } from '../../subgraphs/marketplace/mikro-orm.config.js';
 import { membershipOrmOptions } from '../../subgraphs/membership/mikro-orm.config.js';
-import { migrate, openOrm } from '../../subgraphs/shared/orm.js';
+import { migrate, openOrm } from '../../core/orm.js';
 import { createTestDatabase } from '../support/database.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
