@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { RestBases } from '../platform/config.js';
+import type { RestBases } from './edge-settings.js';
 import { DASHBOARD_DIST } from '../dashboard/build.js';
 
 export interface DashboardStaticOptions {

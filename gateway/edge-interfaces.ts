@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { RateLimits } from '../platform/config.js';
+import type { RateLimits } from './edge-settings.js';
 import { DEFAULT_TRACEROUTE_LIMITS } from '../identity/identity.service.js';
 import {
   membershipErrorFormat,

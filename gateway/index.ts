@@ -10,7 +10,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
-import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from '../platform/config.js';
+import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from './edge-settings.js';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';

@@ -3,10 +3,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { connectableHost } from '../core/net.js';
+import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits } from '../gateway/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ClassificationSettings } from '../subgraphs/membership/document-classification/classification-settings.js';
+
+// The edge's own settings are declared by the edge (gateway/edge-settings.ts); this loader fills them.
+export { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits };
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -18,22 +22,6 @@ const DEFAULT_SUBGRAPH_PORTS: Record<SubgraphName, number> = {
   inference: 4103,
   traceroute: 4104,
 };
-
-export interface RestBases {
-  membership: string;
-  traceroute: string;
-  inferenceText: string;
-  inferenceImage: string;
-  inferenceProxy: string;
-  inferenceGateway: string;
-}
-
-export interface RateLimits {
-  livePerMinute: number;
-  testPerMinute: number;
-  inferencePerMinute: number;
-  anonymousPerMinute: number;
-}
 
 export interface PlatformConfig {
   /**
@@ -64,13 +52,7 @@ export interface PlatformConfig {
   /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;
   /** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
-  subscriptions: {
-    perSocket: number;
-    perInstance: number;
-    keepAliveMs: number;
-    /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (WS_KEY_RECHECK_MS, 30 s by default, at most 60 s). */
-    keyRecheckMs: number;
-  };
+  subscriptions: SubscriptionLimits;
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
@@ -85,26 +67,6 @@ export interface PlatformConfig {
   /** The dashboard: where it is served (DASHBOARD_PATH, default /dashboard, its API under `<path>/api`) and how long sessions last. */
   dashboard: DashboardSettings;
 }
-
-export interface DashboardSettings {
-  path: string;
-  /** A session ends after this long without a request (DASHBOARD_SESSION_IDLE_HOURS, default 12). */
-  sessionIdleMs: number;
-  /** and after this long whatever the activity (DASHBOARD_SESSION_MAX_DAYS, default 7). */
-  sessionMaxMs: number;
-  /** Sign-in attempts per client address per 15 minutes (DASHBOARD_SIGNIN_PER_ADDRESS, default 20). */
-  signInPerAddress: number;
-  /** Failed sign-ins per email per 15 minutes (DASHBOARD_SIGNIN_FAILURES_PER_EMAIL, default 5). */
-  signInFailuresPerEmail: number;
-}
-
-export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = {
-  path: '/dashboard',
-  sessionIdleMs: 12 * 3600_000,
-  sessionMaxMs: 7 * 86400_000,
-  signInPerAddress: 20,
-  signInFailuresPerEmail: 5,
-};
 
 function dashboardPathFromEnv(env: NodeJS.ProcessEnv): string {
   const raw = env.DASHBOARD_PATH;

@@ -35,7 +35,7 @@ export async function startSubgraphApart(
   }
 }
 
-/** Entry of a subgraph started on its own (its server.ts). */
+/** Entry of a subgraph started on its own (platform/entries/<name>.ts). */
 export function runSubgraphApart(name: SubgraphName): Promise<void> {
   return runServiceApart(`the ${name} subgraph`, (config, databaseUrl, logger) => startSubgraphApart(name, config, databaseUrl, logger));
 }

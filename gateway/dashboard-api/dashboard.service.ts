@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { RateLimits } from '../../platform/config.js';
+import type { RateLimits } from '../edge-settings.js';
 import type { AccountUser } from '../../identity/account-user.entity.js';
 import { userView, type UserView } from '../../identity/account-user.service.js';
 import { UsageService, type UsageRange, type UsageReport } from '../../identity/usage.service.js';

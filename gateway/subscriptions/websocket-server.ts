@@ -13,7 +13,7 @@ import type { EdgeContext } from '../../core/edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
 import { parseBearer } from '../edge-interfaces.js';
 import type { ApiKey } from '../../identity/api-key.entity.js';
-import type { PlatformConfig } from '../../platform/config.js';
+import type { SubscriptionLimits } from '../edge-settings.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { SessionAuthenticator } from '../dashboard-api/session-auth.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
@@ -21,7 +21,7 @@ import { UpstreamClients } from './upstream-clients.js';
 import { upstreamStream } from './upstream-stream.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
-export type SubscriptionLimits = PlatformConfig['subscriptions'];
+export type { SubscriptionLimits };
 
 /** Validated subscription documents kept per server (most recently used). */
 const VALIDATED_DOCUMENTS = 500;

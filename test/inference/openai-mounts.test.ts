@@ -117,7 +117,7 @@ describe('an edge apart from the inference subgraph (relayed over HTTP)', () => 
     const { startEdgeService } = await import('../../platform/platform.js');
     const { testConfig } = await import('../support/platform-harness.js');
     const identityOrm = await openIdentityStore(platform.databaseUrl);
-    // No localInference: this edge finds the subgraph at its URL, as `gateway/server.ts` does.
+    // No localInference: this edge finds the subgraph at its URL, as `platform/entries/gateway.ts` does.
     const edge = await startEdgeService(testConfig(), identityOrm, platform.subgraphUrls, createLogger('silent'));
     try {
       const base = edge.url.replace(/\/graphql$/, '');

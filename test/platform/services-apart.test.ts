@@ -110,7 +110,7 @@ describe('a subgraph on its own address, the edge apart pointed at it by URL', (
       INTERNAL_SECRET: TEST_SECRET,
     };
 
-    subgraph = run('subgraphs/membership/server.ts', { ...shared, SUBGRAPH_HOST: subgraphHost, MEMBERSHIP_PORT: String(membershipPort) });
+    subgraph = run('platform/entries/membership.ts', { ...shared, SUBGRAPH_HOST: subgraphHost, MEMBERSHIP_PORT: String(membershipPort) });
     await waitUntilUp(subgraph, 'the membership subgraph');
     expect(subgraph.output()).toContain(`http://${subgraphHost}:${membershipPort}/graphql`);
     expect(await accepts(subgraphHost, membershipPort)).toBe(true);
@@ -126,7 +126,7 @@ describe('a subgraph on its own address, the edge apart pointed at it by URL', (
     expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
 
     // The edge runs with the default SUBGRAPH_HOST: only MEMBERSHIP_URL tells it where to go.
-    gateway = run('gateway/server.ts', {
+    gateway = run('platform/entries/gateway.ts', {
       ...shared,
       PORT: String(edgePort),
       HOST: '127.0.0.1',

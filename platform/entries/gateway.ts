@@ -1,6 +1,6 @@
-import { runServiceApart } from '../platform/service-entry.js';
-import { startEdgeCluster } from '../platform/supervisor/edge-cluster.js';
-import { loadTopologyConfig } from '../platform/supervisor/supervisor-config.js';
+import { runServiceApart } from '../service-entry.js';
+import { startEdgeCluster } from '../supervisor/edge-cluster.js';
+import { loadTopologyConfig } from '../supervisor/supervisor-config.js';
 
 /**
  * The gateway, REST bridge and /health alone, over subgraphs at <NAME>_URL (defaults: local ports):

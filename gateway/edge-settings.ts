@@ -1,0 +1,51 @@
+// The settings the edge is built with, declared here so the edge depends on nothing above it;
+// platform/config.ts reads them from the environment and passes them in.
+
+/** Where each REST interface is mounted. */
+export interface RestBases {
+  membership: string;
+  traceroute: string;
+  inferenceText: string;
+  inferenceImage: string;
+  inferenceProxy: string;
+  inferenceGateway: string;
+}
+
+/** Requests per minute: live and test per account and mode, inference and admin per key, anonymous per client address. */
+export interface RateLimits {
+  livePerMinute: number;
+  testPerMinute: number;
+  inferencePerMinute: number;
+  anonymousPerMinute: number;
+}
+
+/** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
+export interface SubscriptionLimits {
+  perSocket: number;
+  perInstance: number;
+  keepAliveMs: number;
+  /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (WS_KEY_RECHECK_MS, 30 s by default, at most 60 s). */
+  keyRecheckMs: number;
+}
+
+/** The dashboard: where it is served and how sign-in and sessions are limited. */
+export interface DashboardSettings {
+  path: string;
+  /** A session ends after this long without a request (DASHBOARD_SESSION_IDLE_HOURS, default 12). */
+  sessionIdleMs: number;
+  /** and after this long whatever the activity (DASHBOARD_SESSION_MAX_DAYS, default 7). */
+  sessionMaxMs: number;
+  /** Sign-in attempts per client address per 15 minutes (DASHBOARD_SIGNIN_PER_ADDRESS, default 20). */
+  signInPerAddress: number;
+  /** Failed sign-ins per email per 15 minutes (DASHBOARD_SIGNIN_FAILURES_PER_EMAIL, default 5). */
+  signInFailuresPerEmail: number;
+}
+
+export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = {
+  path: '/dashboard',
+  sessionIdleMs: 12 * 3600_000,
+  sessionMaxMs: 7 * 86400_000,
+  signInPerAddress: 20,
+  signInFailuresPerEmail: 5,
+};
+

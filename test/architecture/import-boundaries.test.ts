@@ -1,0 +1,117 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The folders of the platform import each other in one direction only (ARCHITECTURE.md, "Layers"):
+// core <- identity <- subgraphs/shared <- each subgraph; rest-bridge <- gateway <- platform (the
+// composition root, with schema, cli and the dashboard's build beside it). Read from the sources,
+// so a new import that closes a cycle fails here, not in a review.
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SOURCES = ['core', 'identity', 'gateway', 'rest-bridge', 'platform', 'subgraphs', 'schema', 'cli', 'dashboard'];
+const IMPORT = /(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
+
+/** A file's area: its top folder, or subgraphs/<name> for a subgraph. */
+function areaOf(file: string): string {
+  const [top, second] = file.split('/');
+  return top === 'subgraphs' ? `subgraphs/${second}` : top!;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  let entries;
+  try {
+    entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...sourceFiles(path));
+    else if (/\.(ts|tsx)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Every import between areas: from area -> to area -> the imports that make the edge. */
+function areaImports(): Map<string, Map<string, string[]>> {
+  const edges = new Map<string, Map<string, string[]>>();
+  for (const file of SOURCES.flatMap(sourceFiles)) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const match of text.matchAll(IMPORT)) {
+      const target = relative(ROOT, normalize(join(ROOT, dirname(file), match[1] ?? match[2]!)));
+      const from = areaOf(file);
+      const to = areaOf(target);
+      if (from === to || target.startsWith('..') || target.startsWith('node_modules')) continue;
+      const byTarget = edges.get(from) ?? new Map<string, string[]>();
+      byTarget.set(to, [...(byTarget.get(to) ?? []), `${file} -> ${target}`]);
+      edges.set(from, byTarget);
+    }
+  }
+  return edges;
+}
+
+/** The areas that can reach themselves again (Tarjan's strongly connected components of size > 1). */
+function cycles(edges: Map<string, Map<string, string[]>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next++);
+    stack.push(node);
+    for (const to of edges.get(node)?.keys() ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (stack.includes(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const group: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        group.push(member);
+      } while (member !== node);
+      if (group.length > 1) found.push(group.sort());
+    }
+  };
+  for (const node of edges.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+const edges = areaImports();
+const importsOf = (area: string) => [...(edges.get(area)?.keys() ?? [])].sort();
+
+describe('import boundaries', () => {
+  it('has no cycle between areas', () => {
+    const explained = cycles(edges).map((group) =>
+      group.flatMap((from) => [...(edges.get(from) ?? [])].filter(([to]) => group.includes(to)).map(([to, why]) => `${from} -> ${to}: ${why[0]}`)),
+    );
+    expect(explained).toEqual([]);
+  });
+
+  it('keeps core neutral: it imports no other area', () => {
+    expect(importsOf('core')).toEqual([]);
+  });
+
+  it('keeps the key store below everything that uses it: identity imports core only', () => {
+    expect(importsOf('identity').filter((to) => to !== 'core')).toEqual([]);
+  });
+
+  it('keeps subgraphs apart: a subgraph imports core, identity and subgraphs/shared only', () => {
+    for (const area of edges.keys()) {
+      if (!area.startsWith('subgraphs/') || area === 'subgraphs/shared') continue;
+      expect(importsOf(area).filter((to) => !['core', 'identity', 'subgraphs/shared'].includes(to)), area).toEqual([]);
+    }
+    expect(importsOf('subgraphs/shared').filter((to) => !['core', 'identity'].includes(to))).toEqual([]);
+  });
+
+  it('keeps the REST bridge below the gateway: it never imports the gateway or the platform', () => {
+    expect(importsOf('rest-bridge').filter((to) => ['gateway', 'platform'].includes(to))).toEqual([]);
+  });
+});
