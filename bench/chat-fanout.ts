@@ -159,7 +159,13 @@ async function run(label: string, instances: Instance[], size: number): Promise<
         delivered += 1;
       }
     })().catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : (error as { reason?: string; code?: number })?.reason || String((error as { code?: number })?.code ?? error);
+      // graphql-ws rejects with an Error, a CloseEvent (code and reason) or the operation's GraphQL errors.
+      const message =
+        error instanceof Error
+          ? error.message
+          : Array.isArray(error)
+            ? error.map((e: { message?: string; extensions?: { code?: string } }) => `${e.extensions?.code ?? ''} ${e.message ?? ''}`.trim()).join('; ')
+            : `${(error as { code?: number })?.code ?? ''} ${(error as { reason?: string })?.reason ?? String(error)}`;
       failures.set(message, (failures.get(message) ?? 0) + 1);
     });
     // Opened in steps, so the edge's key checks and upstream connections are not one burst.
@@ -197,12 +203,19 @@ async function run(label: string, instances: Instance[], size: number): Promise<
 }
 
 const results: Result[] = [];
+const row = (r: Result) =>
+  `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB`;
+/** Each run's row as soon as it is measured, so a later run that fails does not lose it. */
+const record = (r: Result) => {
+  results.push(r);
+  console.log(`measured: ${row(r)}`);
+};
 const running: { stop(): Promise<unknown> }[] = [];
 try {
   if (sizes.length) {
     const single = await startInstance({ REDIS_URL: '' });
     running.push(single);
-    for (const size of sizes) results.push(await run(`${size} on one instance`, [single], size));
+    for (const size of sizes) record(await run(`${size} on one instance`, [single], size));
     await single.stop();
   }
   if (shared > 0) {
@@ -213,16 +226,12 @@ try {
     // The second instance on the first one's database (its embedded PostgreSQL), events through the same Redis.
     const b = await startInstance({ REDIS_URL: redis.url, DATABASE_URL: a.databaseUrl });
     running.push(b);
-    results.push(await run(`${shared} over two instances`, [a, b], shared));
+    record(await run(`${shared} over two instances`, [a, b], shared));
   }
 
   console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, node ${process.version}\n`);
   console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket');
-  for (const r of results) {
-    console.log(
-      `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB`,
-    );
-  }
+  for (const r of results) console.log(row(r));
   console.log('\nTargets: 1,000 on one instance p99 < 100 ms; 10,000 over two p99 < 1 s; all delivered; at most 113 KiB per socket.');
   console.log('Memory: resident set of the instances\' Node processes (gateway and subgraphs) with the sockets open, less before, per socket.\n');
 } finally {
