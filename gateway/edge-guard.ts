@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKey } from '../identity/api-key.entity.js';
 import { IdentityService } from '../identity/identity.service.js';
+import type { KeyUseRecorder } from '../identity/key-use-recorder.js';
 import type { KeyCache } from '../identity/key-cache.js';
 import { sendApiError } from '../rest-bridge/errors.js';
 import type { Principal } from '../core/principal.js';
@@ -43,6 +44,7 @@ export function edgeGuard(
   publicPaths: readonly string[] = [],
   keyCache?: KeyCache,
   sessions?: SessionAuthenticator,
+  keyUse?: KeyUseRecorder,
 ) {
   const open = new Set(publicPaths);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -64,7 +66,10 @@ export function edgeGuard(
         const result = await new IdentityService(identityOrm.em.fork(), { keyCache }).authenticate(secret);
         if (!result.ok) refusal = result.reason;
         else if (!edge.kinds(req).includes(result.principal.kind)) refusal = 'wrong_kind';
-        else ({ principal, key } = result);
+        else {
+          ({ principal, key } = result);
+          keyUse?.record(result.key.id);
+        }
       }
 
       const windows = edge.windows(principal, key, req.ip);

@@ -49,6 +49,7 @@ import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websoc
 import { healthHandler } from './health.js';
 import { dashboardStatic } from './dashboard-static.js';
 import { SigningDataSource } from './signing-data-source.js';
+import { KeyUseRecorder } from '../identity/key-use-recorder.js';
 import { KeyCache } from '../identity/key-cache.js';
 import { relayStream } from './stream-relay.js';
 import { callInference, relayAgent, relayInference } from './inference-relay.js';
@@ -177,11 +178,13 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // One cache per edge process, told of every key change by the key store's notices (key-cache.ts).
   const keyCache = new KeyCache({ ttlMs: (options.keyCacheSeconds ?? 30) * 1000, logger: options.logger.child({ part: 'key-cache' }) });
   await keyCache.listen(String(options.identityOrm.config.get('clientUrl')));
+  // "Last used" under Settings, API Keys: written once a minute per key, off the request's path.
+  const keyUse = new KeyUseRecorder(options.identityOrm, options.logger.child({ part: 'key-use' }));
   const dashboard = { ...DEFAULT_DASHBOARD_SETTINGS, ...options.dashboard, path: options.dashboardPath ?? DEFAULT_DASHBOARD_SETTINGS.path };
   // The dashboard's sessions: its own API, and an identity on /graphql besides keys.
   const sessions = new SessionAuthenticator(options.identityOrm, { idleMs: dashboard.sessionIdleMs, maxMs: dashboard.sessionMaxMs });
   const guard = (edge: Parameters<typeof edgeGuard>[2], publicPaths: string[] = [], withSessions?: SessionAuthenticator) =>
-    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths, keyCache, withSessions);
+    edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...edge, windows: () => [] } : edge, publicPaths, keyCache, withSessions, keyUse);
   const { restBases: bases, rateLimits } = options;
   // Which interface's error body a failure at `path` is answered in.
   const formats: [string, ErrorFormat][] = [
@@ -341,6 +344,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await inferenceAgent.close();
       await usage.close();
       await keyCache.close();
+      await keyUse.flush();
     },
   };
 }

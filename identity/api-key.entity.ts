@@ -46,6 +46,10 @@ export class ApiKey {
   @Property({ type: 'datetime', nullable: true })
   expiresAt?: Date | null;
 
+  /** When the key last authenticated a request, to the minute (KeyUseRecorder); no change notice. */
+  @Property({ type: 'datetime', nullable: true })
+  lastUsedAt?: Date | null;
+
   /** Traceroute keys' own limits; null means the default of the key's kind. */
   @Property({ type: 'integer', nullable: true })
   hourlyLimit?: number | null;

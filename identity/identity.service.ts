@@ -47,6 +47,8 @@ export interface KeyView {
   createdAt: string;
   disabledAt: string | null;
   expiresAt: string | null;
+  /** When the key last authenticated a request, to the minute; null when never. */
+  lastUsedAt: string | null;
   /** Requests per hour and per day (traceroute keys); null for kinds limited per minute. */
   hourlyLimit: number | null;
   dailyLimit: number | null;
@@ -98,6 +100,7 @@ function toView(key: ApiKey): KeyView {
     createdAt: key.createdAt.toISOString(),
     disabledAt: key.disabledAt?.toISOString() ?? null,
     expiresAt: key.expiresAt?.toISOString() ?? null,
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     hourlyLimit: key.kind === 'traceroute' ? (key.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly) : null,
     dailyLimit: key.kind === 'traceroute' ? (key.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily) : null,
     plan: PLAN_KEY_KINDS.includes(key.kind) ? (key.plan ?? null) : null,

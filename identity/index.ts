@@ -14,6 +14,7 @@ import { Migration20261122020000Idempotency } from './migrations/Migration202611
 import { Migration20261123000000KeyPlans } from './migrations/Migration20261123000000KeyPlans.js';
 import { Migration20261123005000KeyChanges } from './migrations/Migration20261123005000KeyChanges.js';
 import { Migration20261123100000Dashboard } from './migrations/Migration20261123100000Dashboard.js';
+import { Migration20261123110000KeyLastUsed } from './migrations/Migration20261123110000KeyLastUsed.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
@@ -27,6 +28,7 @@ export const identityOrmOptions = {
     { name: 'Migration20261123000000KeyPlans', class: Migration20261123000000KeyPlans },
     { name: 'Migration20261123005000KeyChanges', class: Migration20261123005000KeyChanges },
     { name: 'Migration20261123100000Dashboard', class: Migration20261123100000Dashboard },
+    { name: 'Migration20261123110000KeyLastUsed', class: Migration20261123110000KeyLastUsed },
   ],
 };
 

@@ -124,7 +124,7 @@ describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
     expect(await owner.evaluate(() => document.activeElement?.id)).toBe('password');
     await owner.keyboard.type(OWNER.password);
     await owner.keyboard.press('Enter');
-    await expect.poll(() => owner.getByRole('heading', { name: 'API keys (live)' }).count()).toBe(1);
+    await expect.poll(() => owner.getByRole('heading', { name: 'API keys (live)' }).count(), { timeout: 15_000 }).toBe(1);
     expect(await owner.getByText('Olive Owner · owner · admin').count()).toBe(1);
   });
 
@@ -141,9 +141,14 @@ describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
     const members = await platform.request('/api/v1/members', { key: secret });
     expect(members.status).toBe(200);
 
-    // Shown once: a reload lists the key by its prefix, never the secret again.
-    await owner.reload();
-    await owner.getByRole('cell', { name: 'browser key', exact: true }).waitFor();
+    // Shown once: a reload lists the key by its prefix, never the secret again; and its use is
+    // shown (recorded to the minute, off the request's path, so it may take a reload or two).
+    const lastUsed = async () => {
+      await owner.reload();
+      await owner.getByRole('cell', { name: 'browser key', exact: true }).waitFor();
+      return (await owner.locator('tr', { hasText: 'browser key' }).locator('td[data-label="Last used"]').textContent())?.trim();
+    };
+    await expect.poll(lastUsed, { timeout: 10_000 }).not.toBe('never');
     expect(await owner.getByTestId('new-secret').count()).toBe(0);
     expect(await owner.content()).not.toContain(secret);
 
@@ -249,7 +254,7 @@ describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
     );
     await owner.getByRole('link', { name: 'Inference' }).click();
     const status = owner.getByTestId('provider-status-provider_b');
-    await expect.poll(() => status.textContent()).toBe('operational');
+    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('operational');
     await subscribed;
     // The subscribe frame has left the browser; the edge plans the subscription before it listens.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -16,6 +16,7 @@ const KEYS = gql`
       createdAt
       disabledAt
       expiresAt
+      lastUsedAt
     }
   }
 `;
@@ -47,6 +48,7 @@ interface ApiKey {
   createdAt: string;
   disabledAt: string | null;
   expiresAt: string | null;
+  lastUsedAt: string | null;
 }
 
 export function ApiKeys() {
@@ -110,9 +112,9 @@ function KeyRow({ apiKey, canManage }: { apiKey: ApiKey; canManage: boolean }) {
         <code>{apiKey.prefix}…</code>
       </td>
       <td data-label="Created">{formatDate(apiKey.createdAt)}</td>
-      {/* The key store does not record last use yet. */}
-      <td className="hint" data-label="Last used">
-        not recorded
+      {/* Recorded by the edge to the minute, once a minute per key. */}
+      <td className={apiKey.lastUsedAt ? undefined : 'hint'} data-label="Last used">
+        {apiKey.lastUsedAt ? formatDate(apiKey.lastUsedAt) : 'never'}
       </td>
       <td data-label="Status">
         <span className={`status status-${state}`}>{state}</span>

@@ -33,4 +33,7 @@ export class ApiKeyType {
 
   @Field(() => DateTimeResolver, { nullable: true })
   expiresAt!: string | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'When the key last authenticated a request, to the minute; null when never.' })
+  lastUsedAt!: string | null;
 }

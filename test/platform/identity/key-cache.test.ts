@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IdentityService } from '../../../identity/identity.service.js';
 import { openIdentityStore } from '../../../identity/index.js';
 import { KEY_CHANGE_CHANNEL, KeyCache } from '../../../identity/key-cache.js';
+import { KeyUseRecorder } from '../../../identity/key-use-recorder.js';
 import { createTestDatabase } from '../../support/database.js';
 
 /**
@@ -82,6 +83,31 @@ describe('the key cache', () => {
     expect(await service(cache).authenticate(secret)).toEqual({ ok: false, reason: 'key_disabled' });
     await sql.query(`delete from identity.api_key where id = $1`, [id]);
     await until('the deletion', async () => (await service(cache).authenticate(secret)).ok === false && cache.stats().size === 0);
+  });
+
+  it('records last use once a minute per key without a change notice, so the key stays cached', async () => {
+    const notices: string[] = [];
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    listener.on('notification', (message) => notices.push(message.payload ?? ''));
+    await listener.query(`listen ${KEY_CHANGE_CHANNEL}`);
+    try {
+      const { id } = await issue('used-co');
+      const recorder = new KeyUseRecorder(orm);
+      recorder.record(id);
+      recorder.record(id); // the same minute: not written again
+      await recorder.flush();
+      const [used] = (await service().listKeys({ account: 'used-co' })).map((key) => key.lastUsedAt);
+      expect(used).not.toBeNull();
+      expect(Date.now() - Date.parse(used!)).toBeLessThan(61_000);
+      expect(new Date(used!).getUTCSeconds()).toBe(0);
+      // A real change still notifies, and the one notice is that change's.
+      await sql.query(`update identity.api_key set disabled_at = now() where id = $1`, [id]);
+      await until('the change notice', async () => notices.length > 0);
+      expect(notices).toEqual([id]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('lets an expiry pass on time, from the cached key', async () => {
