@@ -4,7 +4,6 @@ import { inferenceConfigOf, loadConfig, SUBGRAPH_NAMES, type PlatformConfig } fr
 import { openPlatformDatabase, portIsFree } from './database.js';
 import { openIdentityStore } from '../identity/index.js';
 import { createLogger } from '../core/logger.js';
-import { startPlatform } from './platform.js';
 import { stopOnSignal } from './service-entry.js';
 import { stopWithParent } from './supervisor/child-protocol.js';
 import { startSupervisedPlatform } from './supervisor/supervisor.js';
@@ -63,8 +62,10 @@ try {
 
 let platform;
 try {
+  // Loaded only when it runs here: it brings every subgraph's and the edge's code, which the
+  // supervisor itself never needs (seconds of start).
   platform = topology.singleProcess
-    ? await startPlatform(config, database.url, logger)
+    ? await (await import('./platform.js')).startPlatform(config, database.url, logger)
     : await startSupervised(config, database.url, logger);
 } catch (error) {
   await database.stop();

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PlatformConfig, SubgraphName } from './config.js';
 import { createPlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { openIdentityStore } from '../identity/index.js';
-import { startSubgraphService } from './platform.js';
+import { startSubgraphService } from './subgraph-service.js';
 import { runServiceApart } from './service-entry.js';
 
 /**

@@ -1,0 +1,67 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { PlatformPubSub } from '../subgraphs/shared/pubsub.js';
+import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
+import type { Subgraph } from '../subgraphs/shared/subgraph.js';
+import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './config.js';
+import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
+
+async function membershipWorkers() {
+  const [{ ChatWebhookWorker }, { createDocumentWorker }, { documentClassifierFrom }] = await Promise.all([
+    import('../subgraphs/membership/webhook/chat-webhook.worker.js'),
+    import('../subgraphs/membership/document/document-worker.factory.js'),
+    import('../subgraphs/membership/document-classification/document-classifier.factory.js'),
+  ]);
+  return { ChatWebhookWorker, createDocumentWorker, documentClassifierFrom };
+}
+
+/** One subgraph on SUBGRAPH_HOST and its port, with what it needs (the membership one uses the key store). */
+export async function startSubgraphService(
+  name: SubgraphName,
+  config: PlatformConfig,
+  databaseUrl: string,
+  identityOrm: MikroORM,
+  logger: Logger,
+  pubsub: PlatformPubSub,
+): Promise<RunningService & { close(): Promise<void>; httpRoutes?: Subgraph['httpRoutes'] }> {
+  const child = logger.child({ service: name });
+  // The membership subgraph's workers, loaded only in its process.
+  const membership = name === 'membership' ? await membershipWorkers() : undefined;
+  // The settings' classifier (threshold, zero-shot provider) files documents in the worker and answers classify.
+  const documentClassifier = membership?.documentClassifierFrom(config.documentClassification, child);
+  const subgraph = await SUBGRAPH_FACTORIES[name]({
+    databaseUrl,
+    internalSecret: config.internalSecret,
+    identityOrm,
+    logger: child,
+    pubsub,
+    webhooks: config.webhooks,
+    documents: config.documents,
+    documentClassifier,
+    maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
+    inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
+  });
+  // Chat webhooks leave from the membership service; every instance polls the shared outbox.
+  const webhookWorker = membership ? new membership.ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
+  // Documents are processed where they are stored; every instance works from the same queue.
+  const documentWorker = membership?.createDocumentWorker(subgraph.orm, config.documents, child, documentClassifier);
+  try {
+    const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
+    webhookWorker?.start();
+    documentWorker?.start();
+    return {
+      ...service,
+      httpRoutes: subgraph.httpRoutes,
+      stop: service.stop,
+      close: async () => {
+        await webhookWorker?.stop();
+        await documentWorker?.stop();
+        await service.stop();
+        await subgraph.close();
+      },
+    };
+  } catch (error) {
+    await subgraph.close();
+    throw error;
+  }
+}
