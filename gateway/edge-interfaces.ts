@@ -35,6 +35,14 @@ export function tracerouteCredential(req: Request): string | undefined {
   return typeof query === 'string' && query.trim() ? query.trim() : undefined;
 }
 
+/** A traceroute key's hourly and daily windows: what its requests count in, and what the admin area reads back. */
+export function tracerouteWindows(keyId: string, key: { hourlyLimit?: number | null; dailyLimit?: number | null } | undefined): LimitWindow[] {
+  return [
+    { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly, subject: `key:${keyId}` },
+    { name: 'daily', seconds: DAY, limit: key?.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily, subject: `key:${keyId}` },
+  ];
+}
+
 /**
  * Windows of a request, by key kind, each with the subject it counts. Membership keys (live,
  * test) share one per-minute window per account and mode (as Stripe counts), so more keys do not
@@ -64,10 +72,7 @@ function windowsOf(
         },
       ];
     case 'traceroute':
-      return [
-        { name: 'hourly', seconds: HOUR, limit: key?.hourlyLimit ?? DEFAULT_TRACEROUTE_LIMITS.hourly, subject: perKey },
-        { name: 'daily', seconds: DAY, limit: key?.dailyLimit ?? DEFAULT_TRACEROUTE_LIMITS.daily, subject: perKey },
-      ];
+      return tracerouteWindows(principal.keyId, key);
     case 'text':
     case 'image':
       return [{ name: 'minute', seconds: MINUTE, limit: limits.inferencePerMinute, subject: perKey }];

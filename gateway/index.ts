@@ -210,7 +210,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       new DashboardService(options.identityOrm, sessions, new SignInLimiter(limiter, { perAddress: dashboard.signInPerAddress, failuresPerEmail: dashboard.signInFailuresPerEmail }), usage, {
         rateLimits,
         maxActiveKeysPerAccount: options.maxActiveKeysPerAccount ?? DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT,
-      }),
+      }, limiter),
       { dashboardPath: dashboard.path, sessionMaxMs: dashboard.sessionMaxMs },
     ),
   );

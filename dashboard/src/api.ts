@@ -49,6 +49,13 @@ export interface Usage {
   slowestPaths: { method: string; path: string; count: number; avgMs: number; maxMs: number }[];
 }
 
+/** A traceroute key's requests in its current hourly and daily windows. */
+export interface TracerouteKeyUse {
+  id: string;
+  hourly: { used: number; limit: number; resetAt: string };
+  daily: { used: number; limit: number; resetAt: string };
+}
+
 export interface Settings {
   graphqlPath: string;
   restBases: Record<string, string>;
@@ -150,6 +157,7 @@ export const api = {
   acceptInvitation: (token: string, name: string, password: string) =>
     call<SessionInfo>('POST', 'invitations/accept', { token, name, password }),
   usage: (mode: Mode, range: 'hour' | 'day') => call<Usage>('GET', `usage?mode=${mode}&range=${range}`),
+  tracerouteKeyUse: () => call<{ keys: TracerouteKeyUse[] }>('GET', 'traceroute-keys/use'),
 };
 
 /** The edge's settings for the app: REST bases and the OpenAPI documents it publishes. */

@@ -121,6 +121,13 @@ export function dashboardApi(service: DashboardService, options: { dashboardPath
     res.json(await service.usageReport(user.account.id, mode, range as UsageRange));
   });
 
+  // The traceroute admin area: each key's use against its windows (platform admins only).
+  router.get('/traceroute-keys/use', async (req, res) => {
+    const { user } = await signed(req);
+    if (!user.platformAdmin) throw insufficientRole('platform admin');
+    res.json(await service.tracerouteKeyUse());
+  });
+
   router.use((req, _res, next) => next(new DashboardApiError(404, 'not_found', `No dashboard API route ${req.method} ${req.path}`)));
 
   router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {

@@ -4,6 +4,9 @@ import type { AccountUser } from '../../identity/account-user.entity.js';
 import { userView, type UserView } from '../../identity/account-user.service.js';
 import { UsageService, type UsageRange, type UsageReport } from '../../identity/usage.service.js';
 import type { Mode } from '../../core/principal.js';
+import { IdentityService } from '../../identity/identity.service.js';
+import { tracerouteWindows } from '../edge-interfaces.js';
+import type { RateLimiter, WindowState } from '../rate-limit/rate-limiter.js';
 import { DashboardApiError } from './dashboard-api.error.js';
 import type { SessionAuthenticator } from './session-auth.js';
 import type { SignInLimiter } from './sign-in-limiter.js';
@@ -15,6 +18,13 @@ export interface AccountView {
   /** Live and test keys count together against one cap per account. */
   keyCap: { max: number; active: number; kinds: ['live', 'test'] };
   limits: { livePerMinute: number; testPerMinute: number };
+}
+
+/** A traceroute key's requests in its current windows, against their limits. */
+export interface TracerouteKeyUse {
+  id: string;
+  hourly: { used: number; limit: number; resetAt: string };
+  daily: { used: number; limit: number; resetAt: string };
 }
 
 export interface SignedIn {
@@ -31,7 +41,28 @@ export class DashboardService {
     private readonly signIns: SignInLimiter,
     private readonly usage: UsageRecorder,
     private readonly settings: { rateLimits: RateLimits; maxActiveKeysPerAccount: number },
+    /** The edge's rate-limit counters, read (never counted) for the traceroute admin area. */
+    private readonly limiter?: RateLimiter,
   ) {}
+
+  /**
+   * Each traceroute key's use against its hourly and daily windows, read from the counters the
+   * edge counts its requests in (in process, the cluster's primary, or Redis), never counted.
+   */
+  async tracerouteKeyUse(): Promise<{ keys: TracerouteKeyUse[] }> {
+    const keys = await new IdentityService(this.identityOrm.em.fork()).listKeys({ kind: 'traceroute' });
+    const limiter = this.limiter;
+    if (!limiter) return { keys: [] };
+    return {
+      keys: await Promise.all(
+        keys.map(async (key) => {
+          const [hourly, daily] = await Promise.all(tracerouteWindows(key.id, key).map((window) => limiter.peek(window)));
+          const view = (state: WindowState) => ({ used: state.count, limit: state.window.limit, resetAt: new Date(state.resetAt * 1000).toISOString() });
+          return { id: key.id, hourly: view(hourly!), daily: view(daily!) };
+        }),
+      ),
+    };
+  }
 
   /** Checks the limits, then the password; a failure counts against the email. */
   async signIn(email: string, password: string, address: string | undefined): Promise<{ token: string; body: SignedIn }> {

@@ -258,3 +258,29 @@ describe('usage', () => {
     expect(await errorOf(await call(undefined, '/usage'))).toEqual({ status: 401, code: 'not_signed_in' });
   });
 });
+
+describe('traceroute keys in the admin area', () => {
+  it("shows each key's use against its hourly and daily windows to platform admins only, without counting", async () => {
+    await platform.createDashboardUser({ account: 'observatory', email: 'operator@example.com', password: PASSWORD, platformAdmin: true });
+    const key = await platform.issueKey('research-lab', 'traceroute', { hourlyLimit: 50, dailyLimit: 400 });
+    for (let i = 0; i < 3; i++) expect((await platform.request('/v1/public/traces', { headers: { 'x-api-key': key } })).status).toBe(200);
+
+    const operator = await signIn('operator@example.com');
+    const read = async () => {
+      const res = await call(operator, '/traceroute-keys/use');
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { keys: { id: string; hourly: Record<string, unknown>; daily: Record<string, unknown> }[] }).keys;
+    };
+    const [id] = (await platform.identity().listKeys({ kind: 'traceroute', account: 'research-lab' })).map((k) => k.id);
+    const use = (await read()).find((row) => row.id === id)!;
+    expect(use.hourly).toMatchObject({ used: 3, limit: 50 });
+    expect(use.daily).toMatchObject({ used: 3, limit: 400 });
+    expect(Date.parse(use.hourly.resetAt as string)).toBeGreaterThan(Date.now());
+    // Reading is not a request of the key: the count stays.
+    expect((await read()).find((row) => row.id === id)!.hourly).toMatchObject({ used: 3 });
+
+    const owner = await signIn('owner@example.com');
+    expect(await errorOf(await call(owner, '/traceroute-keys/use'))).toEqual({ status: 403, code: 'insufficient_role' });
+    expect(await errorOf(await call(undefined, '/traceroute-keys/use'))).toEqual({ status: 401, code: 'not_signed_in' });
+  });
+});

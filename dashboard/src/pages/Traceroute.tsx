@@ -1,6 +1,7 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { gql, useMutation, useQuery } from 'urql';
 import { graphErrorMessage } from '../graphql';
+import { api, type TracerouteKeyUse } from '../api';
 import { ErrorNote } from '../components/ErrorNote';
 import { CopyButton } from '../components/CopyButton';
 import { BarList } from '../components/BarList';
@@ -86,6 +87,22 @@ export function Traceroute() {
 
 function Keys() {
   const [{ data, error, fetching }, refetch] = useQuery<{ tracerouteKeys: TracerouteKey[] }>({ query: KEYS });
+  // Each key's use in its current windows, read from the edge's counters (refreshed every 30 s).
+  const [use, setUse] = useState<Map<string, TracerouteKeyUse>>(new Map());
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      api
+        .tracerouteKeyUse()
+        .then(({ keys }) => live && setUse(new Map(keys.map((row) => [row.id, row]))))
+        .catch(() => undefined);
+    void load();
+    const timer = setInterval(load, 30_000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [data]);
   return (
     <>
       <h2>Keys</h2>
@@ -100,7 +117,7 @@ function Keys() {
               <th scope="col">Account</th>
               <th scope="col">Name</th>
               <th scope="col">Prefix</th>
-              <th scope="col">Limits (hour / day)</th>
+              <th scope="col">Used this hour / today</th>
               <th scope="col">Expires</th>
               <th scope="col">State</th>
               <th scope="col">Actions</th>
@@ -112,7 +129,7 @@ function Keys() {
                 <td colSpan={7}>No traceroute keys yet.</td>
               </tr>
             )}
-            {data?.tracerouteKeys.map((key) => <KeyRow key={key.id} tracerouteKey={key} />)}
+            {data?.tracerouteKeys.map((key) => <KeyRow key={key.id} tracerouteKey={key} use={use.get(key.id)} />)}
           </tbody>
         </table>
       </div>
@@ -120,7 +137,7 @@ function Keys() {
   );
 }
 
-function KeyRow({ tracerouteKey: key }: { tracerouteKey: TracerouteKey }) {
+function KeyRow({ tracerouteKey: key, use }: { tracerouteKey: TracerouteKey; use: TracerouteKeyUse | undefined }) {
   const [disabled, disable] = useMutation(DISABLE);
   const [enabled, enable] = useMutation(ENABLE);
   const [expired, expire] = useMutation(EXPIRE);
@@ -133,8 +150,8 @@ function KeyRow({ tracerouteKey: key }: { tracerouteKey: TracerouteKey }) {
       <td>
         <code>{key.prefix}…</code>
       </td>
-      <td>
-        {key.hourlyLimit.toLocaleString()} / {key.dailyLimit.toLocaleString()}
+      <td data-testid={`traceroute-use-${key.id}`}>
+        {(use?.hourly.used ?? 0).toLocaleString()} of {key.hourlyLimit.toLocaleString()} / {(use?.daily.used ?? 0).toLocaleString()} of {key.dailyLimit.toLocaleString()}
       </td>
       <td>{key.expiresAt ? new Date(key.expiresAt).toLocaleString() : 'never'}</td>
       <td>
