@@ -82,6 +82,7 @@ process.stdout.write(
     '',
     'Platform is up.',
     `  GraphQL                        ${graphqlUrl}`,
+    `  Dashboard                      ${baseUrl}${config.dashboard.path}/   (first owner: npm run --silent cli -- users create-owner --account acme --email you@example.org, password on stdin)`,
     `  Membership REST                ${baseUrl}${config.restBases.membership}   (OpenAPI: ${baseUrl}${config.restBases.membership}/openapi.json)`,
     `  Traceroute REST                ${baseUrl}${config.restBases.traceroute}   (key in X-API-Key or ?api_key=)`,
     `  Inference (OpenAI-compatible)  ${baseUrl}${config.restBases.inferenceText}/v1, ${config.restBases.inferenceImage}/v1, ${config.restBases.inferenceProxy}/v1, ${config.restBases.inferenceGateway}/v1`,
