@@ -86,6 +86,7 @@ describe('createKey', () => {
         createdAt: key.createdAt,
         disabledAt: null,
         expiresAt: null,
+        lastUsedAt: null,
         hourlyLimit: null,
         dailyLimit: null,
         plan: null,
