@@ -30,7 +30,8 @@ export function relayStream(options: { mount: string; path: string; subgraphUrl:
         headers: { [PRINCIPAL_HEADER]: signPrincipal(req.principal!, options.internalSecret), 'x-request-id': String(req.id) },
       });
       if (upstream.headers.get('content-type')?.startsWith('application/problem+json')) {
-        const problem = (await upstream.json()) as { status?: number; code?: string; detail?: string; param?: string };
+        // A HEAD answer has no body to read; a body that is not JSON still leaves the status to answer with.
+        const problem = (req.method === 'HEAD' ? {} : await upstream.json().catch(() => ({}))) as { status?: number; code?: string; detail?: string; param?: string };
         const allow = upstream.headers.get('allow');
         if (allow) res.setHeader('allow', allow);
         return sendApiError(

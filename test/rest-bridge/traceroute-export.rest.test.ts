@@ -49,6 +49,12 @@ describe('GET /v1/public/traces/export through the edge', () => {
     const refused = await platform.request('/v1/public/traces/export?limit=10001', { headers: { 'x-api-key': key } });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: 'invalid_parameter', param: 'limit' });
+    // HEAD gets the same status with no body to read; another method is 405 with Allow.
+    expect((await platform.request('/v1/public/traces/export?limit=10001', { method: 'HEAD', headers: { 'x-api-key': key } })).status).toBe(400);
+    const posted = await platform.request('/v1/public/traces/export', { method: 'POST', headers: { 'x-api-key': key } });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET');
+    expect(await posted.json()).toMatchObject({ error: 'method_not_allowed' });
   });
 
   it('refuses a bad or NUL-carrying parameter with 400 naming it, before any byte of the body', async () => {
