@@ -80,7 +80,7 @@ afterAll(async () => {
 });
 
 // A browser on a shared CI machine is slow to start pages; each step gets a minute.
-describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
+describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
   let owner: Page;
 
   it('serves the app under /dashboard with a strict CSP and no-cache index', async () => {
@@ -274,15 +274,23 @@ describe('the dashboard in Chromium', { timeout: 60_000 }, () => {
   it('renders each REST mount’s OpenAPI document with Swagger UI and GraphiQL from the platform', async () => {
     await owner.getByRole('link', { name: 'API reference' }).click();
     const frame = owner.frameLocator('iframe.reference');
-    await frame.getByText('Membership Management Platform API').first().waitFor({ timeout: 20_000 });
+    await frame.getByText('Membership Management Platform API').first().waitFor({ timeout: 30_000 });
     await owner.getByRole('button', { name: 'Traceroute public API' }).click();
-    await frame.getByText('Traceroute Public API').first().waitFor({ timeout: 20_000 });
+    await frame.getByText('Traceroute Public API').first().waitFor({ timeout: 30_000 });
     await shot(owner, 'api-reference');
 
     await owner.getByRole('navigation').getByRole('link', { name: 'GraphQL explorer' }).click();
-    await owner.locator('.graphiql-container').waitFor({ timeout: 20_000 });
-    await owner.getByRole('button', { name: /Execute query/i }).click();
-    await owner.locator('.graphiql-response').getByText('apiKeys').waitFor({ timeout: 20_000 });
+    await owner.locator('.graphiql-container').waitFor({ timeout: 30_000 });
+    // A click before the editor has settled can be lost: execute again until the answer shows (a read, safe to repeat).
+    await expect
+      .poll(
+        async () => {
+          await owner.getByRole('button', { name: /Execute query/i }).click();
+          return owner.locator('.graphiql-response').getByText('apiKeys').count();
+        },
+        { timeout: 40_000, interval: 3_000 },
+      )
+      .toBeGreaterThan(0);
     await shot(owner, 'graphql-explorer');
   });
 
