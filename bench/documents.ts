@@ -27,6 +27,7 @@ import { openOrm } from '../core/orm.js';
 import { membershipOrmOptions } from '../subgraphs/membership/mikro-orm.config.js';
 import { createDocumentWorker } from '../subgraphs/membership/document/document-worker.factory.js';
 import { docxFile, textPdf, textPng } from '../test/support/document-fixtures.js';
+import { percentile } from './bench-platform.js';
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000);
 const searchDocuments = Number(process.env.BENCH_SEARCH_DOCUMENTS ?? 100_000);
@@ -62,9 +63,6 @@ async function idle(): Promise<void> {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 /** One mixed document, its content unique (no 409 duplicates). */

@@ -22,6 +22,7 @@ import { createLogger } from '../core/logger.js';
 import { startPlatform } from '../platform/platform.js';
 import { canonicalJson, receiptContent, sha256Hex } from '../subgraphs/marketplace/bid/bid-receipt.js';
 import type { Bid } from '../subgraphs/marketplace/bid/bid.entity.js';
+import { percentile } from './bench-platform.js';
 
 const bids = Number(process.env.BENCH_BIDS ?? 10_000);
 const serviceBids = Math.min(bids, Number(process.env.BENCH_SERVICE_BIDS ?? 200));
@@ -43,10 +44,6 @@ const platform = await startPlatform(config, database.url, createLogger('silent'
 const identityOrm = await openIdentityStore(database.url);
 const sql = new pg.Client({ connectionString: database.url });
 await sql.connect();
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 function summary(times: number[]): { p50: number; p99: number } {
   const sorted = [...times].sort((a, b) => a - b);

@@ -23,6 +23,7 @@ import { startPlatform } from '../platform/platform.js';
 import { pgArrayLiteral } from '../subgraphs/shared/match-score.js';
 import { POSTING_RANKING_SQL } from '../subgraphs/marketplace/match/posting-match.service.js';
 import { CANDIDATE_RANKING_SQL } from '../subgraphs/membership/member/candidate-match.service.js';
+import { percentile } from './bench-platform.js';
 
 const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
 const postings = Number(process.env.BENCH_POSTINGS ?? 10_000);
@@ -54,10 +55,6 @@ const database = await openPlatformDatabase({ databaseUrl: config.databaseUrl, d
 const platform = await startPlatform(config, database.url, createLogger('silent'));
 const identityOrm = await openIdentityStore(database.url);
 const sql = new pg.Pool({ connectionString: database.url, max: 10 });
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** Runs `fn(i)` `n` times over `concurrency` workers (after a warm-up) and returns p50/p99 in ms. */
 async function measure(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<{ p50: number; p99: number }> {

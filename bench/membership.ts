@@ -18,6 +18,7 @@ import { IdentityService } from '../identity/identity.service.js';
 import { createLogger } from '../core/logger.js';
 import { startPlatform } from '../platform/platform.js';
 import { REPORT_SQL } from '../subgraphs/membership/finance/report/report.service.js';
+import { measure, percentile } from './bench-platform.js';
 
 const members = Number(process.env.BENCH_MEMBERS ?? 100_000);
 const payments = Number(process.env.BENCH_PAYMENTS ?? 1_000_000);
@@ -38,23 +39,6 @@ const platform = await startPlatform(config, database.url, createLogger('silent'
 const identityOrm = await openIdentityStore(database.url);
 const sql = new pg.Client({ connectionString: database.url });
 await sql.connect();
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-/** Runs `fn` `n` times one after another (after a warm-up of a tenth) and returns p50/p99 in ms. */
-async function measure(n: number, fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < Math.max(3, Math.ceil(n / 10)); i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
 
 /** `?` placeholders (MikroORM's) as pg's `$n`. */
 function numbered(text: string): string {
