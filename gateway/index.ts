@@ -84,6 +84,8 @@ export interface EdgeOptions {
   documents?: { maxUploadBytes: number };
   /** How long a looked-up key is reused (KEY_CACHE_SECONDS); 0 reads the key store on every request. Default 30. */
   keyCacheSeconds?: number;
+  /** Whether identical in-flight subgraph queries share one fetch (SUBGRAPH_QUERY_DEDUPLICATION); default true. */
+  subgraphQueryDeduplication?: boolean;
   /** Where the dashboard is served (DASHBOARD_PATH); default /dashboard. */
   dashboardPath?: string;
   /** The dashboard's session lifetimes and sign-in limits (its API is served under `<dashboardPath>/api`). */
@@ -115,7 +117,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
 
   // One signing data source per subgraph, used by queries and by subscription events alike.
   const dataSources = Object.fromEntries(
-    Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret, name, options.logger)]),
+    Object.entries(options.subgraphUrls).map(([name, url]) => [name, new SigningDataSource(url, options.internalSecret, name, options.logger, options.subgraphQueryDeduplication ?? true)]),
   );
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,

@@ -57,6 +57,8 @@ export interface PlatformConfig {
   maxActiveKeysPerAccount: number;
   /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
   keyCacheSeconds: number;
+  /** Identical in-flight subgraph queries share one fetch (SUBGRAPH_QUERY_DEDUPLICATION, default true; false sends every one). */
+  subgraphQueryDeduplication: boolean;
   introspection: boolean;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
@@ -193,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     },
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
+    subgraphQueryDeduplication: env.SUBGRAPH_QUERY_DEDUPLICATION !== 'false',
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),

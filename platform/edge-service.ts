@@ -27,6 +27,7 @@ export async function startEdgeService(
     subscriptionLimits: config.subscriptions,
     documents: config.documents,
     keyCacheSeconds: config.keyCacheSeconds,
+    subgraphQueryDeduplication: config.subgraphQueryDeduplication,
     dashboardPath: config.dashboard.path,
     dashboard: config.dashboard,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,

@@ -1,7 +1,7 @@
 import type { ApolloServer } from '@apollo/server';
 import { filterSchema, pruneSchema } from '@graphql-tools/utils';
 import express, { type NextFunction, type Request, type Response as ExpressResponse } from 'express';
-import type { DocumentNode, ExecutionResult, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import { print, type DocumentNode, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createSofa, createSofaRouter } from 'sofa-api';
 import type { EdgeContext } from '../core/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
@@ -97,6 +97,19 @@ export function createRestBridge(options: RestBridgeOptions) {
   const unknownEndpoint = (req: Request, res: ExpressResponse) =>
     fail(req, res, { status: 404, code: 'unknown_endpoint', message: `No endpoint ${req.method} ${req.path}` });
 
+  // Sofa builds each route's document once. Its text (in the graph's names) is kept with it: a
+  // DocumentNode handed to Apollo is printed on every call, and the same text lets Apollo's
+  // document store skip parsing and validation, as it does for a GraphQL client's repeated query.
+  const texts = new WeakMap<DocumentNode, string>();
+  const queryText = (document: DocumentNode): string => {
+    let text = texts.get(document);
+    if (text === undefined) {
+      text = print(view ? view.toGraphQL(document) : document);
+      texts.set(document, text);
+    }
+    return text;
+  };
+
   const execute = (async (args: {
     document: DocumentNode;
     variableValues?: Record<string, unknown> | null;
@@ -108,7 +121,7 @@ export function createRestBridge(options: RestBridgeOptions) {
     const variables = { ...args.variableValues };
     for (const name of explicitNulls) if (variables[name] === undefined) variables[name] = null;
     const response = await options.apollo.executeOperation(
-      { query: view ? view.toGraphQL(args.document) : args.document, variables, operationName: args.operationName ?? undefined },
+      { query: queryText(args.document), variables, operationName: args.operationName ?? undefined },
       { contextValue },
     );
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not used by the REST bridge');
