@@ -21,6 +21,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { loadConfig } from '../platform/config.js';
 import { ensureDatabaseExists, openPlatformDatabase } from '../platform/database.js';
 import { openIdentityStore } from '../identity/index.js';
+import { LocalKeyStore } from '../identity/local-key-store.js';
 import { signPrincipal } from '../core/principal.js';
 import { sharedIpEnricher } from '../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { createTraceExportHandler, exportSql, parseExportQuery } from '../subgraphs/traceroute/export/trace-export.handler.js';
@@ -38,7 +39,7 @@ const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silen
 const database = await openPlatformDatabase({ databaseUrl: config.databaseUrl, dataDir, embeddedPort: config.embeddedDatabasePort });
 const url = await ensureDatabaseExists(database.url.replace(/\/[^/]*$/, '/postgres'), `bench_traceroute_${Date.now()}`);
 const identityOrm = await openIdentityStore(url);
-const subgraph = await createTracerouteSubgraph({ databaseUrl: url, internalSecret: SECRET, identityOrm });
+const subgraph = await createTracerouteSubgraph({ databaseUrl: url, internalSecret: SECRET, keyStore: new LocalKeyStore(identityOrm) });
 const direct = new pg.Client({ connectionString: url });
 await direct.connect();
 

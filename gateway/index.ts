@@ -59,6 +59,7 @@ import { PathTemplates } from './dashboard-api/path-template.js';
 import { SessionAuthenticator } from './dashboard-api/session-auth.js';
 import { SignInLimiter } from './dashboard-api/sign-in-limiter.js';
 import { UsageRecorder } from './dashboard-api/usage-recorder.js';
+import { internalKeyStoreRoutes } from './internal-key-store.routes.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -172,6 +173,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     }),
   );
   app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
+  app.use(internalKeyStoreRoutes({ identityOrm: options.identityOrm, internalSecret: options.internalSecret, maxActiveKeysPerAccount: options.maxActiveKeysPerAccount }));
   // The dashboard's files; its API under the same path is mounted with the routes below.
   app.use(dashboardStatic({ basePath: options.dashboardPath ?? '/dashboard', restBases: options.restBases }));
 

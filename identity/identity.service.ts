@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../core/errors.js';
+import type { KeyView } from '../core/key-store.js';
 import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../core/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
@@ -37,24 +38,8 @@ export interface IdentitySettings {
   keyCache?: KeyCache;
 }
 
-export interface KeyView {
-  id: string;
-  kind: KeyKind;
-  account: string;
-  name: string | null;
-  prefix: string;
-  livemode: boolean;
-  createdAt: string;
-  disabledAt: string | null;
-  expiresAt: string | null;
-  /** When the key last authenticated a request, to the minute; null when never. */
-  lastUsedAt: string | null;
-  /** Requests per hour and per day (traceroute keys); null for kinds limited per minute. */
-  hourlyLimit: number | null;
-  dailyLimit: number | null;
-  /** A text or image key's inference plan; null when it is on the configuration's default plan, and for other kinds. */
-  plan: string | null;
-}
+// The view's type belongs to the key store's contract (core/key-store.ts), which subgraphs see too.
+export type { KeyView };
 
 export interface PlanOptions {
   /**

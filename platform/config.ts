@@ -43,6 +43,8 @@ export interface PlatformConfig {
   subgraphHost: string;
   /** Where the gateway finds each subgraph when they run apart (`<NAME>_URL`); defaults to SUBGRAPH_HOST and the subgraph's port. */
   subgraphUrls: Record<SubgraphName, string>;
+  /** Where subgraphs running apart reach the edge's internal key store (EDGE_INTERNAL_URL); defaults to HOST and PORT. */
+  edgeInternalUrl: string;
   restBases: RestBases;
   /**
    * Requests per minute: live and test per account and mode (all of its keys together), inference
@@ -93,6 +95,22 @@ function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, mi
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
   return value;
+}
+
+/** EDGE_INTERNAL_URL, checked; by default the edge's own HOST and PORT as a client on this machine reaches them. */
+function edgeInternalUrlFromEnv(env: NodeJS.ProcessEnv, host: string, port: number): string {
+  const raw = env.EDGE_INTERNAL_URL;
+  if (!raw) return `http://${connectableHost(host)}:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Refused below, naming the variable.
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new Error(`EDGE_INTERNAL_URL must be an http(s) URL such as http://10.0.0.4:4000, got "${raw}"`);
+  }
+  return raw;
 }
 
 function subgraphUrlFromEnv(env: NodeJS.ProcessEnv, name: SubgraphName, host: string, port: number): string {
@@ -161,9 +179,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
   const subgraphUrls = Object.fromEntries(
     SUBGRAPH_NAMES.map((name) => [name, subgraphUrlFromEnv(env, name, subgraphHost, subgraphPorts[name])]),
   ) as Record<SubgraphName, string>;
+  const port = intFromEnv(env, 'PORT', 4000);
+  const host = env.HOST || '0.0.0.0';
   return {
-    port: intFromEnv(env, 'PORT', 4000),
-    host: env.HOST || '0.0.0.0',
+    port,
+    host,
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     embeddedDatabasePort: intFromEnv(env, 'EMBEDDED_PG_PORT', 5433),
@@ -172,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     subgraphPorts,
     subgraphHost,
     subgraphUrls,
+    edgeInternalUrl: edgeInternalUrlFromEnv(env, host, port),
     restBases: {
       membership: env.MEMBERSHIP_REST_BASE || '/api/v1',
       traceroute: env.TRACEROUTE_REST_BASE || '/v1/public',

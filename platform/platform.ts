@@ -4,6 +4,7 @@ import type { EdgeOptions } from '../gateway/index.js';
 import { createPlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from '../identity/index.js';
+import { LocalKeyStore } from '../identity/local-key-store.js';
 import { startEdgeService } from './edge-service.js';
 import { startSubgraphService } from './subgraph-service.js';
 
@@ -35,10 +36,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     // reach subscribers connected to other instances.
     const pubsub = createPlatformPubSub(config.redisUrl);
     stops.push(() => pubsub.close());
+    // The edge's key store, handed to the subgraphs that manage keys in this process: no HTTP hop.
+    const keyStore = new LocalKeyStore(identityOrm, { maxActiveKeysPerAccount: config.maxActiveKeysPerAccount });
     const subgraphUrls = {} as Record<SubgraphName, string>;
     let localInference: EdgeOptions['localInference'];
     for (const name of SUBGRAPH_NAMES) {
-      const service = await startSubgraphService(name, config, databaseUrl, identityOrm, logger, pubsub);
+      const service = await startSubgraphService(name, config, databaseUrl, keyStore, logger, pubsub);
       stops.push(service.close);
       subgraphUrls[name] = service.url;
       if (name === 'inference') localInference = service.httpRoutes;

@@ -6,7 +6,7 @@ import type { PlatformConfig, SubgraphName } from './config.js';
 // Each subgraph's code is loaded when it is built: a process that runs one subgraph (npm start's
 // topology) loads that one only.
 
-/** How to build each subgraph; the membership one also needs the key store. */
+/** How to build each subgraph; the membership and traceroute ones also use the edge's key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
   (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; documentClassifier?: DocumentClassifier; inferenceConfig?: PlatformConfig['inference'] }) => Promise<Subgraph>

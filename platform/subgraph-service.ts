@@ -1,5 +1,5 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { KeyStore } from '../core/key-store.js';
 import type { PlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
@@ -15,12 +15,15 @@ async function membershipWorkers() {
   return { ChatWebhookWorker, createDocumentWorker, documentClassifierFrom };
 }
 
-/** One subgraph on SUBGRAPH_HOST and its port, with what it needs (the membership one uses the key store). */
+/**
+ * One subgraph on SUBGRAPH_HOST and its port, with what it needs. The membership and traceroute
+ * ones manage keys through `keyStore`: the edge's own in process, its internal endpoint when apart.
+ */
 export async function startSubgraphService(
   name: SubgraphName,
   config: PlatformConfig,
   databaseUrl: string,
-  identityOrm: MikroORM,
+  keyStore: KeyStore,
   logger: Logger,
   pubsub: PlatformPubSub,
 ): Promise<RunningService & { close(): Promise<void>; httpRoutes?: Subgraph['httpRoutes'] }> {
@@ -32,13 +35,12 @@ export async function startSubgraphService(
   const subgraph = await SUBGRAPH_FACTORIES[name]({
     databaseUrl,
     internalSecret: config.internalSecret,
-    identityOrm,
+    keyStore,
     logger: child,
     pubsub,
     webhooks: config.webhooks,
     documents: config.documents,
     documentClassifier,
-    maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.

@@ -19,7 +19,8 @@ export interface SupervisedPlatform {
  */
 export async function startSupervisedPlatform(config: PlatformConfig, databaseUrl: string, logger: Logger): Promise<SupervisedPlatform> {
   const entry = siblingEntry(import.meta.url, 'service-child');
-  const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, INTERNAL_SECRET: config.internalSecret, DATA_DIR: config.dataDir };
+  // EDGE_INTERNAL_URL: where the subgraphs reach the edge's key store (they never open its schema).
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, INTERNAL_SECRET: config.internalSecret, DATA_DIR: config.dataDir, EDGE_INTERNAL_URL: config.edgeInternalUrl };
   const service = (name: string, env: NodeJS.ProcessEnv) =>
     new SupervisedService({
       name,

@@ -45,7 +45,7 @@ export const membershipParts: SubgraphParts = {
 export async function createMembershipSubgraph(
   options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier },
 ): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext>> {
-  const withKeys = withKeyStore(options.identityOrm, { maxActiveKeysPerAccount: options.maxActiveKeysPerAccount });
+  const withKeys = withKeyStore(options.keyStore);
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
   const documentClassifier = options.documentClassifier ?? defaultDocumentClassifier();

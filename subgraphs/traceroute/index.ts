@@ -17,7 +17,7 @@ export const tracerouteParts: SubgraphParts = {
 
 /** Builds the traceroute subgraph (public traceroute measurements, its key admin area) and migrates its schema. */
 export async function createTracerouteSubgraph(options: KeyStoreSubgraphOptions): Promise<Subgraph<KeyStoreContext>> {
-  const subgraph = await createSubgraph(tracerouteParts, options, withKeyStore(options.identityOrm));
+  const subgraph = await createSubgraph(tracerouteParts, options, withKeyStore(options.keyStore));
   // The export streams COPY from this subgraph's own schema; the edge relays it (GraphQL cannot stream).
   const traceExport = createTraceExportHandler({ basePath: '', databaseUrl: options.databaseUrl });
   return {

@@ -4,6 +4,7 @@ import { createEdge, listenEdge } from '../../gateway/index.js';
 import { loadConfig } from '../../platform/config.js';
 import { createLogger } from '../../core/logger.js';
 import { openIdentityStore } from '../../identity/index.js';
+import { LocalKeyStore } from '../../identity/local-key-store.js';
 import { IdentityService } from '../../identity/identity.service.js';
 import { readSupergraph } from '../../schema/supergraph.js';
 import { createInferenceSubgraph } from '../../subgraphs/inference/index.js';
@@ -41,10 +42,10 @@ beforeAll(async () => {
   identityOrm = await openIdentityStore(db.url);
   const options = { databaseUrl: db.url, internalSecret: TEST_SECRET, logger };
   subgraphs.push(
-    await createMembershipSubgraph({ ...options, identityOrm, onQuery: (sql) => membershipSql.push(sql) }),
+    await createMembershipSubgraph({ ...options, keyStore: new LocalKeyStore(identityOrm), onQuery: (sql) => membershipSql.push(sql) }),
     await createMarketplaceSubgraph(options),
     await createInferenceSubgraph(options),
-    await createTracerouteSubgraph({ ...options, identityOrm }),
+    await createTracerouteSubgraph({ ...options, keyStore: new LocalKeyStore(identityOrm) }),
   );
   for (const subgraph of subgraphs) services.push(await serveSubgraph(subgraph, { port: 0, logger }));
   const edge = await createEdge({

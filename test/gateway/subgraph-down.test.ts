@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../../platform/config.js';
 import { IdentityService } from '../../identity/identity.service.js';
 import { openIdentityStore } from '../../identity/index.js';
+import { LocalKeyStore } from '../../identity/local-key-store.js';
 import { createLogger } from '../../core/logger.js';
 import { startEdgeService, startSubgraphService } from '../../platform/platform.js';
 import { UNAVAILABLE_MESSAGE } from '../../gateway/signing-data-source.js';
@@ -26,7 +27,7 @@ let key: string;
 const logger = createLogger('silent', 'platform');
 let config: ReturnType<typeof testConfig>;
 
-const startMarketplace = async () => (marketplace = await startSubgraphService('marketplace', config, db.url, identityOrm, logger, pubsub));
+const startMarketplace = async () => (marketplace = await startSubgraphService('marketplace', config, db.url, new LocalKeyStore(identityOrm), logger, pubsub));
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -35,7 +36,7 @@ beforeAll(async () => {
   pubsub = createPlatformPubSub();
   const urls = {} as Record<SubgraphName, string>;
   for (const name of SUBGRAPH_NAMES) {
-    const service = name === 'marketplace' ? await startMarketplace() : await startSubgraphService(name, config, db.url, identityOrm, logger, pubsub);
+    const service = name === 'marketplace' ? await startMarketplace() : await startSubgraphService(name, config, db.url, new LocalKeyStore(identityOrm), logger, pubsub);
     if (name !== 'marketplace') stops.push(service.close);
     urls[name] = service.url;
   }

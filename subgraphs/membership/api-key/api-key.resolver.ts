@@ -4,7 +4,7 @@ import { ApiKeySettingsService } from './api-key.service.js';
 import { ApiKeyType, MembershipKeyKind } from './api-key.type.js';
 import { CreatedApiKeyType } from './created-api-key.type.js';
 
-const service = (ctx: KeyStoreContext) => new ApiKeySettingsService(ctx.identity, ctx.principal);
+const service = (ctx: KeyStoreContext) => new ApiKeySettingsService(ctx.keyStore, ctx.principal);
 
 @Resolver()
 export class ApiKeyResolver {

@@ -1,17 +1,17 @@
 import { DomainError } from '../../../core/errors.js';
 import type { Principal } from '../../../core/principal.js';
-import type { IdentityService, KeyView } from '../../../identity/identity.service.js';
+import type { CreatedKey, KeyStore, KeyView } from '../../../core/key-store.js';
 import { MembershipKeyKind } from './api-key.type.js';
 
 /**
  * Settings, API Keys for the membership platform. A live key manages the account's live and
  * test keys; a test key, being a sandbox, manages test keys only. A dashboard session acts as a
  * live or test principal the same way, except that viewers may only list. A revoke disables the
- * key in the key store, whose trigger evicts it from every edge's key cache at once.
+ * key in the edge's key store, which evicts it from every edge's key cache at once.
  */
 export class ApiKeySettingsService {
   constructor(
-    private readonly identity: IdentityService,
+    private readonly keyStore: KeyStore,
     private readonly principal: Principal,
   ) {}
 
@@ -35,23 +35,23 @@ export class ApiKeySettingsService {
 
   async list(): Promise<KeyView[]> {
     this.assertMembershipKey();
-    const keys = await this.identity.listKeys({ account: this.principal.account });
+    const keys = await this.keyStore.listKeys({ account: this.principal.account });
     return keys.filter((key) => this.manageable(key.kind));
   }
 
-  async create(kind: MembershipKeyKind, name?: string | null): Promise<KeyView & { secret: string }> {
+  async create(kind: MembershipKeyKind, name?: string | null): Promise<CreatedKey> {
     this.assertMembershipKey();
     this.assertMayChange();
     if (!this.manageable(kind)) {
       throw new DomainError('FORBIDDEN', 'A test key cannot issue live keys', { param: 'kind' });
     }
-    return this.identity.createKey({ account: this.principal.account, kind, name });
+    return this.keyStore.createKey({ account: this.principal.account, kind, name });
   }
 
   async revoke(id: string): Promise<KeyView> {
     this.assertMayChange();
     const visible = (await this.list()).some((key) => key.id === id);
     if (!visible) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
-    return this.identity.disableKey(id, this.principal.account);
+    return this.keyStore.disableKey(id, this.principal.account);
   }
 }

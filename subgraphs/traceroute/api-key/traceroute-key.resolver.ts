@@ -7,7 +7,7 @@ import { IssueTracerouteKeyArgs } from './traceroute-key.inputs.js';
 import { TracerouteKeyService } from './traceroute-key.service.js';
 import { TracerouteKeyType } from './traceroute-key.type.js';
 
-const service = (ctx: KeyStoreContext) => new TracerouteKeyService(ctx.identity);
+const service = (ctx: KeyStoreContext) => new TracerouteKeyService(ctx.keyStore);
 
 /** The traceroute admin area (admin keys only). */
 @Authorized(ADMIN)

@@ -4,6 +4,7 @@ import express from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdentityStore } from '../../../identity/index.js';
+import { LocalKeyStore } from '../../../identity/local-key-store.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { sharedIpEnricher } from '../../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { createTraceExportHandler, CSV_COLUMNS } from '../../../subgraphs/traceroute/export/trace-export.handler.js';
@@ -26,7 +27,7 @@ const logged: { level: string; message: string; err?: unknown }[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   identityOrm = await openIdentityStore(db.url);
-  subgraph = await createTracerouteSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm });
+  subgraph = await createTracerouteSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, keyStore: new LocalKeyStore(identityOrm) });
   const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), 3);
   // 1,500 over two days: the default 24-hour window holds about half.
   await new TraceImporter(subgraph.orm.em.fork(), await sharedIpEnricher()).store(generator.generate(1500, { days: 2 }));

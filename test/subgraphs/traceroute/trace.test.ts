@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ExecutionResult } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdentityStore } from '../../../identity/index.js';
+import { LocalKeyStore } from '../../../identity/local-key-store.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { sharedIpEnricher } from '../../../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { createTracerouteSubgraph } from '../../../subgraphs/traceroute/index.js';
@@ -86,7 +87,7 @@ let synthetic: TraceSummary[];
 beforeAll(async () => {
   db = await createTestDatabase();
   identityOrm = await openIdentityStore(db.url);
-  subgraph = await createTracerouteSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, identityOrm, onQuery: (sql) => statements.push(sql) });
+  subgraph = await createTracerouteSubgraph({ databaseUrl: db.url, internalSecret: TEST_SECRET, keyStore: new LocalKeyStore(identityOrm), onQuery: (sql) => statements.push(sql) });
   const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), 42);
   const report = await (await importer()).store(generator.generate(400, { days: 3, now: NOW }));
   expect(report.stored).toBe(400);
