@@ -3,7 +3,7 @@ import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { parse, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from './type-graphql.js';
 import { authChecker } from './authorization.js';
-import { rejectNulCharacters } from './reject-nul.middleware.js';
+import { rejectNulInArguments } from './reject-nul.js';
 import { validateArguments } from './validation.js';
 
 /** Federation 2 link every subgraph declares; 2.5 is within what the pinned gateway supports. */
@@ -36,14 +36,15 @@ export async function buildFederatedSchema(
   options: Omit<BuildSchemaOptions, 'skipCheck'>,
   referenceResolvers: Record<string, { __resolveReference: (...args: never[]) => unknown }> = {},
 ): Promise<GraphQLSchema> {
-  const schema = await buildSchema({
-    validateFn: validateArguments,
-    globalMiddlewares: [rejectNulCharacters],
-    authChecker,
-    pubSub: CONTEXT_PUBSUB_ONLY,
-    ...options,
-    skipCheck: true,
-  });
+  const schema = rejectNulInArguments(
+    await buildSchema({
+      validateFn: validateArguments,
+      authChecker,
+      pubSub: CONTEXT_PUBSUB_ONLY,
+      ...options,
+      skipCheck: true,
+    }),
+  );
   const resolvers = createResolversMap(schema) as Record<string, Record<string, unknown>>;
   for (const [typeName, reference] of Object.entries(referenceResolvers)) {
     resolvers[typeName] = { ...resolvers[typeName], ...reference };

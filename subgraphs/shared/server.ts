@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
@@ -75,8 +75,9 @@ export async function serveSubgraph(
     introspection: true,
     // Stack traces go to the log, never over the wire (the gateway would pass them on).
     includeStacktraceInErrorResponses: false,
-    // No Apollo Studio here: inline traces would only add bytes to every response.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), masking.plugin],
+    // No Apollo Studio here: inline traces would only add bytes to every response. No field sets
+    // a cache hint and nothing reads one, so cache control, which hooks every field, is off too.
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), masking.plugin],
     formatError: masking.formatError,
     logger: options.logger,
     // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM
