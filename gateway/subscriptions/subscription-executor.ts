@@ -6,7 +6,7 @@ import {
 } from '@apollo/gateway';
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
-import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import { Kind, parse, print, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Logger } from 'pino';
 import type { EdgeContext } from '../../core/edge-context.js';
 
@@ -16,6 +16,8 @@ const EVENT_SERVICE = '__event__';
 export interface PlannedSubscription {
   /** The fetch to open on the owning subgraph (its operation text and variables to send). */
   primary: FetchNode;
+  /** Whether events pass through as they come (answersAsAsked), without running the plan. */
+  passthrough: boolean;
   /** Resolves one event into the client's result: the rest of the plan run per event. */
   resolveEvent(event: ExecutionResult, context: EdgeContext, variables: Record<string, unknown>): Promise<ExecutionResult>;
 }
@@ -68,14 +70,18 @@ export class SubscriptionExecutor {
     if (plan.node?.kind !== 'Subscription') throw new Error('The operation is not a subscription');
     const { primary, rest } = plan.node;
     const operationContext = buildOperationContext({ schema: this.schema, operationDocument: document, operationName });
+    const passthrough = answersAsAsked(primary, rest, document, operationName);
     const perEvent: QueryPlan = {
       kind: 'QueryPlan',
       node: { kind: 'Sequence', nodes: [{ ...primary, serviceName: EVENT_SERVICE }, ...(rest ? [rest as PlanNode] : [])] },
     };
     return {
       primary,
+      passthrough,
       resolveEvent: async (event, context, variables) => {
         if (!event.data) return { errors: event.errors };
+        // The owning subgraph answered exactly the client's selection: nothing to fetch or reshape.
+        if (passthrough && !event.errors?.length) return { data: event.data };
         const serviceMap: ServiceMap = {
           ...this.services,
           [EVENT_SERVICE]: { process: async () => ({ data: event.data, errors: event.errors as never }) },
@@ -102,4 +108,22 @@ export class SubscriptionExecutor {
       },
     };
   }
+}
+
+/**
+ * Whether an event of the primary fetch is already the client's answer: the plan has nothing
+ * after it, no rewrites, and the fetch selects exactly what the client's operation selects (same
+ * fields, aliases, arguments and directives, no fragments to expand). Then running the plan per
+ * event would only copy the event into the same shape; with a thousand subscribers to one
+ * channel it was a thousand plan executions per message. Anything else keeps the full path.
+ */
+function answersAsAsked(primary: FetchNode, rest: unknown, document: DocumentNode, operationName: string | undefined): boolean {
+  if (rest || primary.inputRewrites?.length || primary.outputRewrites?.length || primary.contextRewrites?.length) return false;
+  if (document.definitions.some((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)) return false;
+  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  const asked = operationName ? operations.find((operation) => operation.name?.value === operationName) : operations[0];
+  const fetched = parse(primary.operation).definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  if (!asked || !fetched) return false;
+  const selection = print(asked.selectionSet);
+  return !selection.includes('...') && selection === print(fetched.selectionSet);
 }
