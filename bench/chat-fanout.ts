@@ -119,6 +119,18 @@ interface Result {
 }
 
 /**
+ * What else graphql-ws ends a subscription with: a CloseEvent (code and reason) or the socket's
+ * ErrorEvent (its message, and the error under it, ECONNRESET say), named by its kind.
+ */
+function describeEnd(error: unknown): string {
+  const event = error as { constructor?: { name?: string }; type?: string; code?: number; reason?: string; message?: string; error?: { code?: string; message?: string } };
+  const kind = event?.constructor?.name ?? typeof error;
+  if (typeof event?.code === 'number') return `${kind} ${event.code} ${event.reason ?? ''}`.trim();
+  const cause = event?.error ? ` (${event.error.code ?? ''} ${event.error.message ?? ''})` : '';
+  return `${kind} ${event?.type ?? ''} ${event?.message ?? ''}${cause}`.replace(/\s+/g, ' ').trim();
+}
+
+/**
  * `size` subscribers spread evenly over `instances`, messages sent through the first. Warm-up
  * messages go until every subscriber has one (all subscriptions established end to end), then
  * `messages` timestamped ones, 50 ms apart.
@@ -165,7 +177,7 @@ async function run(label: string, instances: Instance[], size: number): Promise<
           ? error.message
           : Array.isArray(error)
             ? error.map((e: { message?: string; extensions?: { code?: string } }) => `${e.extensions?.code ?? ''} ${e.message ?? ''}`.trim()).join('; ')
-            : `${(error as { code?: number })?.code ?? ''} ${(error as { reason?: string })?.reason ?? String(error)}`;
+            : describeEnd(error);
       failures.set(message, (failures.get(message) ?? 0) + 1);
     });
     // Opened in steps, so the edge's key checks and upstream connections are not one burst.

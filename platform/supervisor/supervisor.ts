@@ -1,6 +1,8 @@
 import { fork } from 'node:child_process';
+import { createServer } from 'node:net';
 import type { Logger } from 'pino';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from '../config.js';
+import { connectableHost } from '../../core/net.js';
 import { siblingEntry } from './child-protocol.js';
 import { SupervisedService } from './supervised-service.js';
 
@@ -19,8 +21,12 @@ export interface SupervisedPlatform {
  */
 export async function startSupervisedPlatform(config: PlatformConfig, databaseUrl: string, logger: Logger): Promise<SupervisedPlatform> {
   const entry = siblingEntry(import.meta.url, 'service-child');
+  // The subgraphs start before the edge and must know where its key store answers: a port left to
+  // the system (PORT=0) is chosen here, before anything starts, and given to the edge.
+  const port = config.port === 0 ? await freePort(config.host) : config.port;
   // EDGE_INTERNAL_URL: where the subgraphs reach the edge's key store (they never open its schema).
-  const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, INTERNAL_SECRET: config.internalSecret, DATA_DIR: config.dataDir, EDGE_INTERNAL_URL: config.edgeInternalUrl };
+  const edgeInternalUrl = process.env.EDGE_INTERNAL_URL ? config.edgeInternalUrl : `http://${connectableHost(config.host)}:${port}`;
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, INTERNAL_SECRET: config.internalSecret, DATA_DIR: config.dataDir, EDGE_INTERNAL_URL: edgeInternalUrl };
   const service = (name: string, env: NodeJS.ProcessEnv) =>
     new SupervisedService({
       name,
@@ -44,7 +50,7 @@ export async function startSupervisedPlatform(config: PlatformConfig, databaseUr
     started.push(...subgraphs);
     const urls = await Promise.all(subgraphs.map((s) => s.start()));
     const subgraphUrls = Object.fromEntries(SUBGRAPH_NAMES.map((name, i) => [name, urls[i]])) as Record<SubgraphName, string>;
-    const edgeEnv = { ...baseEnv };
+    const edgeEnv: NodeJS.ProcessEnv = { ...baseEnv, PORT: String(port) };
     for (const [i, name] of SUBGRAPH_NAMES.entries()) {
       subgraphEnvs[i][`${name.toUpperCase()}_PORT`] = new URL(subgraphUrls[name]).port;
       // The edge finds each subgraph where it answered.
@@ -58,4 +64,16 @@ export async function startSupervisedPlatform(config: PlatformConfig, databaseUr
     await stop();
     throw error;
   }
+}
+
+/** A port the system has free on `host` now (a moment's race with other programs, as any pick). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -181,6 +181,18 @@ describe('npm start: one supervised process per service', () => {
     expect(answers.slice(0, LIVE_LIMIT).map((a) => a.remaining)).toEqual(Array.from({ length: LIVE_LIMIT }, (_, i) => LIVE_LIMIT - 1 - i));
   });
 
+  it('manages keys through the edge: the membership process creates and revokes them over the edge\'s key store', async () => {
+    const created = await graphql('mutation { createApiKey(kind: TEST, name: "supervised") { id secret } }');
+    expect(created.body.errors).toBeUndefined();
+    const { id, secret } = (created.body.data as { createApiKey: { id: string; secret: string } }).createApiKey;
+    const withNew = () => fetch(`${baseUrl}/api/v1/members?limit=1`, { headers: { authorization: `Bearer ${secret}` } });
+    expect((await withNew()).status).toBe(200);
+    const revoked = await graphql(`mutation { revokeApiKey(id: "${id}") { id } }`);
+    expect(revoked.body.errors).toBeUndefined();
+    // The edge owns the keys: the revoke it made reaches its own key cache at once.
+    expect((await withNew()).status).toBe(401);
+  });
+
   it('answers around a killed subgraph, reports it at /health, and serves it again once restarted, with the same edge', async () => {
     const before = startedPids();
     const marketplacePid = before.get('marketplace')![0];
