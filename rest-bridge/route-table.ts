@@ -7,6 +7,8 @@ export interface CompiledRoute extends BridgeRoute {
   field: string;
   args: readonly GraphQLArgument[];
   pattern: RegExp;
+  /** The names of the path's `:params`, in the order `pattern` captures them. */
+  paramNames: string[];
 }
 
 export type RouteMatch =
@@ -39,17 +41,34 @@ export class RouteTable {
       const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
       const definition = type?.getFields()[field];
       if (!definition) throw new Error(`The REST route ${route.method} ${route.path} names ${graphqlPath}, which the graph lacks`);
-      const source = (basePath + route.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:(\w+)/g, '[^/]+');
-      return { ...route, graphqlPath, field, args: definition.args, pattern: new RegExp(`^${source}/?$`) };
+      const source = (basePath + route.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:(\w+)/g, '([^/]+)');
+      const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((found) => found[1]);
+      return { ...route, graphqlPath, field, args: definition.args, pattern: new RegExp(`^${source}/?$`), paramNames };
     });
   }
 
   match(method: string, path: string): RouteMatch {
-    const onPath = this.routes.filter((route) => route.pattern.test(path));
+    // A literal segment wins over a parameter, as in feTS: `/jobs/match` is not job "match".
+    const onPath = this.routes.filter((route) => route.pattern.test(path)).sort((a, b) => a.paramNames.length - b.paramNames.length);
     const route = onPath.find((r) => r.method === method.toUpperCase());
     if (route) return { kind: 'route', route };
     if (onPath.length) return { kind: 'wrong-method', allowed: [...new Set(onPath.map((r) => r.method))] };
     return { kind: 'none' };
+  }
+
+  /** The path's parameters by name, decoded (a malformed escape is kept as sent). */
+  params(route: CompiledRoute, path: string): Record<string, string> {
+    const found = route.pattern.exec(path);
+    const params: Record<string, string> = {};
+    route.paramNames.forEach((name, index) => {
+      const raw = found?.[index + 1] ?? '';
+      try {
+        params[name] = decodeURIComponent(raw);
+      } catch {
+        params[name] = raw;
+      }
+    });
+    return params;
   }
 
   byField(field: string): CompiledRoute | undefined {
