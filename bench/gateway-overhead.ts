@@ -30,6 +30,7 @@ import { measure, startBenchPlatform } from './bench-platform.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const levels = (process.env.BENCH_CONNECTIONS ?? '1,10,100').split(',').map(Number);
 const pageSamples = Number(process.env.BENCH_PAGE_SAMPLES ?? 300);
+const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 3);
 
 const bench = await startBenchPlatform('gateway-overhead');
 const { platform, config, key } = bench;
@@ -157,6 +158,15 @@ try {
     const response = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
     const text = await response.text();
     if (response.status !== 200 || !text.includes(member.id) || text.includes('"errors"')) throw new Error(`${target.name} answered ${response.status}: ${text}`);
+  }
+
+  // Every target warmed once before anything is measured: the first target to run at 1
+  // connection was otherwise also the first to exercise its code (JIT, pools, caches), and its
+  // figure swung by half between runs with the order of the targets.
+  for (const target of targets) {
+    const { resign, name: _name, ...request } = target;
+    if (resign) request.headers = { ...request.headers, [PRINCIPAL_HEADER]: principalHeader() };
+    await autocannon({ ...request, connections: 10, duration: warmSeconds, workers: 1 });
   }
 
   const rows: Row[] = [];
