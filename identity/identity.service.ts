@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../core/errors.js';
-import type { KeyView } from '../core/key-store.js';
+import type { KeyView, NewKey } from '../core/key-store.js';
 import { KEY_KINDS, PLAN_KEY_KINDS, type KeyKind, type Mode, type Principal } from '../core/principal.js';
 import { Account } from './account.entity.js';
 import { ApiKey } from './api-key.entity.js';
@@ -148,15 +148,7 @@ export class IdentityService {
    * Issues a key; the returned secret is never stored and cannot be shown again. A text or image
    * key without `plan` is on the inference configuration's default plan.
    */
-  async createKey(input: {
-    account: string;
-    kind: string;
-    name?: string | null;
-    expiresAt?: Date | null;
-    hourlyLimit?: number | null;
-    dailyLimit?: number | null;
-    plan?: string | null;
-  } & PlanOptions, now = new Date()): Promise<KeyView & { secret: string }> {
+  async createKey(input: NewKey & { plan?: string | null } & PlanOptions, now = new Date()): Promise<KeyView & { secret: string }> {
     if (!(KEY_KINDS as readonly string[]).includes(input.kind)) {
       throw new DomainError('BAD_USER_INPUT', `Key kind must be one of ${KEY_KINDS.join(', ')}`, { param: 'kind' });
     }
