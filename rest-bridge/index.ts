@@ -263,8 +263,8 @@ export function createRestBridge(options: RestBridgeOptions) {
         const nullable = table.nullableArgs(match.route);
         explicitNulls = new Set(Object.entries(parsed).filter(([k, v]) => v === null && nullable.has(k)).map(([k]) => k));
       }
-      const handler = handlers.get(`${match.route.method} ${match.route.path}`);
-      if (handler) route = { handler, params: table.params(match.route, url.pathname) };
+      // Every route has a handler: checked when the bridge is built.
+      route = { handler: handlers.get(`${match.route.method} ${match.route.path}`)!, params: table.params(match.route, url.pathname) };
     }
     const request = bridgeRequest(req, url, raw);
     // A matched route goes straight to sofa's handler for it: the route table has already found
