@@ -206,7 +206,7 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   while (delivered < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   // Late duplicates would push the ratio above 1.0.
   await new Promise((r) => setTimeout(r, 500));
-  if (profileDir) first.command(`profile-stop ${path.join(profileDir, `fanout-${label}.cpuprofile`)}`);
+  if (profileDir) first.command(`profile-stop ${path.join(profileDir, `fanout-${label.replace(/[^a-z0-9]+/gi, "-")}.cpuprofile`)}`);
 
   latencies.sort((a, b) => a - b);
   for (const iterator of iterators) await iterator.return?.();

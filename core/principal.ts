@@ -40,6 +40,15 @@ export function planOf(principal: Pick<Principal, 'plan'>, defaultPlan: string):
   return principal.plan ?? defaultPlan;
 }
 
+/**
+ * Every field of a principal in one string: a principal that changed (another plan, say) is
+ * another id, so it is never sent an old header, an upstream connection or an event result made for the
+ * old one.
+ */
+export function principalId(principal: Principal): string {
+  return `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}\u0000${principal.user ? `${principal.user.id}:${principal.user.role}` : ''}`;
+}
+
 export const PRINCIPAL_HEADER = 'x-platform-principal';
 
 /** Signatures older than this are refused, so a captured header is useless soon after. */

@@ -3,7 +3,7 @@ import type { Fetcher, FetcherResponse as UtilsFetcherResponse } from '@apollo/u
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Agent, request as undiciRequest } from 'undici';
-import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../core/principal.js';
+import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../core/principal.js';
 import type { EdgeContext } from '../core/edge-context.js';
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
@@ -29,14 +29,6 @@ function unreachable(error: unknown): boolean {
 export const SIGNATURE_REUSE_MS = 10_000;
 /** Principals whose signature is kept at once; past this the cache starts over (a burst of keys, not a leak). */
 const MAX_SIGNED = 10_000;
-
-/**
- * Every field of a principal in one string: a principal that changed (another plan, say) is
- * another id, so it is never sent an old header nor an upstream connection opened for the old one.
- */
-export function principalId(principal: Principal): string {
-  return `${principal.keyId}\u0000${principal.accountId}\u0000${principal.account}\u0000${principal.kind}\u0000${principal.mode}\u0000${principal.plan ?? ''}\u0000${principal.user ? `${principal.user.id}:${principal.user.role}` : ''}`;
-}
 
 /**
  * Signs principals, reusing a signature for SIGNATURE_REUSE_MS per principal. A request fans out

@@ -1,7 +1,6 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../core/principal.js';
-import { principalId } from '../signing-data-source.js';
+import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../../core/principal.js';
 
 /**
  * graphql-ws connections to the subgraphs, one per subgraph and principal, shared by every client

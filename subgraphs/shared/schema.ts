@@ -1,6 +1,6 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { parse, type GraphQLSchema } from 'graphql';
+import { isObjectType, parse, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from './type-graphql.js';
 import { authChecker } from './authorization.js';
 import { rejectNulInArguments } from './reject-nul.js';
@@ -49,9 +49,28 @@ export async function buildFederatedSchema(
   for (const [typeName, reference] of Object.entries(referenceResolvers)) {
     resolvers[typeName] = { ...resolvers[typeName], ...reference };
   }
-  return buildSubgraphSchema({
+  const federated = buildSubgraphSchema({
     typeDefs: parse(FEDERATION_LINK + printSchemaWithDirectives(schema)),
     // @apollo/subgraph does not export its resolver-map type; the map above has its shape.
     resolvers: resolvers as never,
   });
+  return withFieldExtensions(federated, schema);
+}
+
+/**
+ * Field extensions (type-graphql's @Extensions) do not survive the SDL the federated schema is
+ * built from: they are carried over from the type-graphql schema, field by field.
+ */
+function withFieldExtensions(target: GraphQLSchema, source: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(source.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    const into = target.getType(type.name);
+    if (!isObjectType(into)) continue;
+    for (const field of Object.values(type.getFields())) {
+      const extensions = field.extensions;
+      const found = into.getFields()[field.name];
+      if (found && extensions && Object.keys(extensions).length) found.extensions = { ...found.extensions, ...extensions };
+    }
+  }
+  return target;
 }

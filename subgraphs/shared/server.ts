@@ -10,13 +10,14 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { SubgraphContext } from './context.js';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from '../../core/principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../core/net.js';
+import { subscribeSharingEvents } from './shared-event-results.js';
 import { requestLogOptions } from '../../core/logger.js';
 
 export interface RunningService {
@@ -33,6 +34,25 @@ export interface RunningService {
  * the clients saw ECONNRESET. A longer queue makes them wait for their turn instead.
  */
 export const LISTEN_BACKLOG = 4096;
+
+/** The TCP sockets whose writes are held until the current tick's work is done. */
+const corked = new Set<{ cork(): void; uncork(): void }>();
+
+/**
+ * Holds a websocket's writes until the current tick ends, then sends them in one system call.
+ * An event for a thousand subscribers is a thousand frames down the one connection the edge
+ * keeps per principal: written one by one, each was its own write(2).
+ */
+export function batchWrites(socket: WebSocket): void {
+  const tcp = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  if (!tcp || corked.has(tcp)) return;
+  tcp.cork();
+  corked.add(tcp);
+  process.nextTick(() => {
+    corked.delete(tcp);
+    tcp.uncork();
+  });
+}
 
 /** Listens on `host:port` and resolves once bound; a busy port rejects with a clear message. */
 export function listen(server: http.Server, port: number, host: string, name: string): Promise<number> {
@@ -155,6 +175,7 @@ export async function serveSubgraph(
   const ws = useServer(
     {
       schema: subgraph.schema,
+      subscribe: subscribeSharingEvents,
       onConnect: (ctx) => {
         try {
           principals.set(ctx.extra.socket, subgraph.verify(ctx.connectionParams?.[PRINCIPAL_HEADER] as string | undefined));
@@ -169,7 +190,8 @@ export async function serveSubgraph(
       context: (ctx, _id, payload) =>
         Object.assign(subgraph.contextFor(principals.get(ctx.extra.socket)!), { requestId: forwardedRequestId(payload.extensions) ?? `req_${randomUUID()}` }),
       // Events carry errors too; they leave masked like those of HTTP responses.
-      onNext: (_ctx, _id, _payload, args, result) => {
+      onNext: (ctx, _id, _payload, args, result) => {
+        batchWrites(ctx.extra.socket);
         if (!result.errors) return result;
         const requestId = (args.contextValue as SubgraphContext).requestId;
         return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) };

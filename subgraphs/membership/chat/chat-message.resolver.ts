@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from '../../shared/type-graphql.js';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from '../../shared/type-graphql.js';
+import { EVENT_IS_ROOT } from '../../shared/shared-event-results.js';
 import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import { Member } from '../member/member.entity.js';
 import { memberReference } from '../member/member.reference.js';
@@ -63,6 +64,9 @@ export class ChatMessageResolver {
       'in one direct conversation (withMember), or all of its messages (direct, its channels, broadcasts).',
     subscribe: ({ args, context }) => messageAddedStream(args as MessageAddedArgs, context as SubgraphContext),
   })
+  // The message as it came: the arguments only chose the events (messageAddedStream's checks), so
+  // subscribers of one principal and document share each message's execution.
+  @Extensions({ [EVENT_IS_ROOT]: true })
   messageAdded(
     @Root() message: ChatMessage,
     @Arg('asMember', () => ID) _asMember: string,

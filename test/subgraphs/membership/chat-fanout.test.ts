@@ -1,5 +1,6 @@
-import { parse, subscribe } from 'graphql';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parse, subscribe, type ExecutionResult } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subscribeSharingEvents } from '../../../subgraphs/shared/shared-event-results.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor } from '../../support/subgraph-harness.js';
@@ -46,4 +47,81 @@ it("checks one message for all of a channel's subscribers in a few statements, n
   // The send itself takes a handful; the 40 subscribers' checks must not add ~3 statements each.
   expect(reads.length).toBeLessThan(15);
   for (const iterator of iterators) await iterator.return(undefined);
+});
+
+describe('one execution of an event for the subscribers it cannot differ for', () => {
+  const SELECT = 'subscription($me: ID!, $c: ID!, $full: Boolean!) { messageAdded(asMember: $me, channelId: $c) { text sender @include(if: $full) { id name } } }';
+
+  async function subscribeAll(channel: string, members: string[], full: (i: number) => boolean, principal = principalFor()) {
+    const document = parse(SELECT);
+    const received: Record<string, unknown>[][] = members.map(() => []);
+    const iterators: AsyncIterableIterator<ExecutionResult>[] = [];
+    for (const [i, me] of members.entries()) {
+      const iterator = (await subscribeSharingEvents({
+        schema: subgraph.schema,
+        document,
+        variableValues: { me, c: channel, full: full(i) },
+        contextValue: subgraph.contextFor(principal),
+      })) as AsyncIterableIterator<ExecutionResult>;
+      iterators.push(iterator);
+      void (async () => {
+        for await (const event of iterator) received[i].push(event.data!.messageAdded as Record<string, unknown>);
+      })();
+    }
+    return { received, close: () => Promise.all(iterators.map((iterator) => iterator.return?.())) };
+  }
+
+  it('resolves the fields below the root once per event, not once per subscriber', async () => {
+    const principal = principalFor();
+    const sender = await newMember(subgraph, principal, 'Shared Sender');
+    const members: string[] = [];
+    for (let i = 0; i < 30; i++) members.push(await newMember(subgraph, principal));
+    const channel = await newChannel(subgraph, principal, sender, 'shared', { private: true, memberIds: members });
+    const { received, close } = await subscribeAll(channel, members, () => true, principal);
+    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'warm' });
+    await until(() => received.every((events) => events.length === 1), 'the first message at every subscriber');
+    statements.length = 0;
+    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'shared' });
+    await until(() => received.every((events) => events.length === 2), 'the second message at every subscriber');
+    for (const events of received) expect(events[1]).toEqual({ text: 'shared', sender: { id: sender, name: 'Shared Sender' } });
+    // Each subscriber resolving `sender` itself would read the member 30 times.
+    const senderReads = statements.filter((sql) => /from "membership"\."member" as "m0" where "m0"\."id" in/.test(sql));
+    expect(senderReads.length).toBeLessThanOrEqual(2);
+    await close();
+  });
+
+  it('answers each subscriber in the shape its own variables ask for', async () => {
+    const principal = principalFor();
+    const sender = await newMember(subgraph, principal, 'Shape Sender');
+    const members = [await newMember(subgraph, principal), await newMember(subgraph, principal), await newMember(subgraph, principal)];
+    const channel = await newChannel(subgraph, principal, sender, 'shapes', { private: true, memberIds: members });
+    const { received, close } = await subscribeAll(channel, members, (i) => i !== 1, principal);
+    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'shaped' });
+    await until(() => received.every((events) => events.length === 1), 'the message at every subscriber');
+    expect(received[0][0]).toEqual({ text: 'shaped', sender: { id: sender, name: 'Shape Sender' } });
+    expect(received[1][0]).toEqual({ text: 'shaped' });
+    expect(received[2][0]).toEqual({ text: 'shaped', sender: { id: sender, name: 'Shape Sender' } });
+    await close();
+  });
+
+  it('still checks each subscriber: a member outside a private channel receives nothing from it', async () => {
+    const principal = principalFor();
+    const sender = await newMember(subgraph, principal, 'Gate Sender');
+    const inside = await newMember(subgraph, principal);
+    const outside = await newMember(subgraph, principal);
+    const channel = await newChannel(subgraph, principal, sender, 'gated', { private: true, memberIds: [inside] });
+    const first = await subscribeAll(channel, [inside], () => true, principal);
+    // The outsider cannot subscribe to the private channel at all.
+    const refused = (await subscribeSharingEvents({
+      schema: subgraph.schema,
+      document: parse(SELECT),
+      variableValues: { me: outside, c: channel, full: true },
+      contextValue: subgraph.contextFor(principal),
+    })) as ExecutionResult;
+    expect(refused.errors?.[0]?.extensions?.code).toBeDefined();
+    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'inside only' });
+    await until(() => first.received[0].length === 1, 'the message inside');
+    expect(first.received[0][0]).toMatchObject({ text: 'inside only' });
+    await first.close();
+  });
 });
