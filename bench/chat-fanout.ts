@@ -8,6 +8,7 @@
  * resident memory per socket. Each instance runs in its own process (bench/fanout-instance.ts),
  * so its memory is measured apart from the clients'. FANOUT_PROFILE=<dir> writes a CPU profile
  * of the first instance over the measured messages (docs/profiling.md).
+ * FANOUT_TOPOLOGY=supervised runs each instance as `npm start` does (bench/fanout-instance.ts).
  * Run on demand: `npm run bench:chat-fanout` (FANOUT_SIZES=100,1000, FANOUT_SHARED=0 to skip, FANOUT_MESSAGES=20).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -243,7 +244,8 @@ try {
     record(await run(`${shared} over two instances`, [a, b], shared));
   }
 
-  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, node ${process.version}\n`);
+  const topology = process.env.FANOUT_TOPOLOGY === 'supervised' ? "npm start's (supervised processes)" : 'in-process (edge and subgraphs in one process)';
+  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, instances ${topology}, node ${process.version}\n`);
   console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket');
   for (const r of results) console.log(row(r));
   console.log('\nTargets: 1,000 on one instance p99 < 100 ms; 10,000 over two p99 < 1 s; all delivered; at most 113 KiB per socket.');

@@ -1,15 +1,88 @@
 /**
  * One platform instance for bench/chat-fanout, in its own process so that its memory is measured
- * apart from the clients': the in-process arrangement (edge and subgraphs in one Node process,
- * bench/bench-platform.ts) on DATABASE_URL (or a temporary embedded PostgreSQL) and REDIS_URL
- * when set. Prints one JSON line when up ({ baseUrl, secret, databaseUrl }), then answers lines
- * on stdin: `profile-start`, `profile-stop <file>` (a V8 CPU profile of this process), `stop`.
+ * apart from the clients'. By default the in-process arrangement (edge and subgraphs in one Node
+ * process, bench/bench-platform.ts); with FANOUT_TOPOLOGY=supervised, what `npm start` runs (the
+ * supervisor, the edge's workers and each subgraph in processes of their own, from dist/). On
+ * DATABASE_URL (or a temporary embedded PostgreSQL) and REDIS_URL when set. Prints one JSON line
+ * when up ({ baseUrl, secret, databaseUrl }), then answers lines on stdin: `profile-start`,
+ * `profile-stop <file>` (a V8 CPU profile of this process; in-process only), `stop`.
  */
-import { writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfig } from '../platform/config.js';
-import { startBenchPlatform } from './bench-platform.js';
+import { openPlatformDatabase } from '../platform/database.js';
+import { openIdentityStore } from '../identity/index.js';
+import { IdentityService } from '../identity/identity.service.js';
+import { freePort } from '../test/support/free-port.js';
+import { NEVER_LIMITED, startBenchPlatform } from './bench-platform.js';
+
+if (process.env.FANOUT_TOPOLOGY === 'supervised') await runSupervised();
+
+/** `npm start`'s topology on this instance's database; stops it (the whole process group) on `stop`. */
+async function runSupervised(): Promise<never> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-fanout-supervised-'));
+  const database = await openPlatformDatabase({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir, embeddedPort: await freePort() });
+  const port = await freePort();
+  const limit = String(NEVER_LIMITED);
+  const child = spawn(process.execPath, ['platform/supervisor/launch.mjs'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      INTERNAL_SECRET: randomBytes(32).toString('hex'),
+      MEMBERSHIP_PORT: String(await freePort()),
+      MARKETPLACE_PORT: String(await freePort()),
+      INFERENCE_PORT: String(await freePort()),
+      TRACEROUTE_PORT: String(await freePort()),
+      RATE_LIMIT_LIVE_PER_MINUTE: limit,
+      RATE_LIMIT_TEST_PER_MINUTE: limit,
+      RATE_LIMIT_INFERENCE_PER_MINUTE: limit,
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: limit,
+      SUBSCRIPTIONS_PER_INSTANCE: '1000000',
+    },
+    // A group of its own: stopping signals the supervisor, which stops its services in order.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('Platform is up.')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the supervised platform exited with ${code}: ${output}`)));
+  });
+  const identityOrm = await openIdentityStore(database.url);
+  const { secret } = await new IdentityService(identityOrm.em.fork()).createKey({ account: 'bench', kind: 'live' });
+  await identityOrm.close();
+  process.stdout.write(`${JSON.stringify({ baseUrl: `http://127.0.0.1:${port}`, secret, databaseUrl: database.url })}\n`);
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    }
+    await database.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    const [command] = line.trim().split(/\s+/);
+    if (command === 'stop') break;
+    if (command.startsWith('profile')) process.stdout.write('profiles are taken of the in-process arrangement only (FANOUT_TOPOLOGY unset)\n');
+  }
+  return stop() as Promise<never>;
+}
 
 const bench = await startBenchPlatform('fanout', {
   redisUrl: process.env.REDIS_URL || undefined,

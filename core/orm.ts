@@ -29,6 +29,11 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     // Relations and references loaded in one request are batched into one query each.
     dataloader: true,
     forceUtcTimezone: true,
+    // Entities are made by em.create() or loaded, never by `new` and then related, so the
+    // setters MikroORM otherwise puts on every entity prototype (to propagate relations set on
+    // unmanaged entities) serve nothing here. They redefined each property on each loaded
+    // entity: about 5% of the membership subgraph's CPU serving a page of 20 members.
+    propagationOnPrototype: false,
     pool: { min: 0, max: options.poolMax ?? 10 },
     migrations: {
       schema: options.schema,
