@@ -280,35 +280,55 @@ export function serveWebSockets(options: {
         });
         state.subscriptions += 1;
         active += 1;
-        const relayed = (async function* () {
+        let ended = false;
+        /** Counts the subscription out once and ends its upstream operation. */
+        const end = async () => {
+          if (ended) return;
+          ended = true;
+          state.subscriptions -= 1;
+          active -= 1;
+          await upstream.return();
+        };
+        const relay = async (): Promise<IteratorResult<ExecutionResult>> => {
+          if (ended) return { value: undefined, done: true };
           try {
-            for await (const event of upstream) {
-              // An expiry passed since the last check ends the socket before another event goes out.
-              const expired = state.key && keyRefusal(state.key);
-              if (expired) {
-                forbid(state, expired);
-                return;
-              }
-              yield clientErrors(await planned.resolveEvent(event as ExecutionResult, context, variables), context.requestId, options.logger);
+            const step = await upstream.next();
+            if (step.done) {
+              await end();
+              return step;
             }
-          } finally {
-            state.subscriptions -= 1;
-            active -= 1;
-            await upstream.return();
+            // An expiry passed since the last check ends the socket before another event goes out.
+            const expired = state.key && keyRefusal(state.key);
+            if (expired) {
+              forbid(state, expired);
+              await end();
+              return { value: undefined, done: true };
+            }
+            const event = step.value as ExecutionResult;
+            // An event that is already the client's answer goes out as it is, without a detour
+            // through the plan (an async generator and an await per event, per subscriber, were
+            // measurable with a thousand subscribers on one channel).
+            const result = planned.passthrough && event.data && !event.errors?.length ? { data: event.data } : await planned.resolveEvent(event, context, variables);
+            return { value: clientErrors(result, context.requestId, options.logger), done: false };
+          } catch (error) {
+            await end();
+            throw error;
           }
-        })();
-        // The client's `complete` ends the upstream first, which ends the loop above at once
-        // (otherwise the generator's return would wait for the subgraph's next event).
+        };
+        // The client's `complete` ends the upstream at once (a pending next() settles as done).
         return {
           [Symbol.asyncIterator]() {
             return this;
           },
-          next: () => relayed.next(),
+          next: relay,
           return: async () => {
-            await upstream.return();
-            return relayed.return(undefined);
+            await end();
+            return { value: undefined, done: true };
           },
-          throw: (error: unknown) => relayed.throw(error),
+          throw: async (error: unknown) => {
+            await end();
+            throw error;
+          },
         };
       }) as never,
       onClose: async (ctx) => {

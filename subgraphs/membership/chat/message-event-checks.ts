@@ -60,7 +60,9 @@ export class MessageEventChecks {
       const byChannel = new Map<string, string[]>();
       for (const key of keys) {
         const [channelId, memberId] = key.split('|') as [string, string];
-        byChannel.set(channelId, [...(byChannel.get(channelId) ?? []), memberId]);
+        const members = byChannel.get(channelId);
+        if (members) members.push(memberId);
+        else byChannel.set(channelId, [memberId]);
       }
       const found = new Set<string>();
       for (const [channelId, memberIds] of byChannel) {
