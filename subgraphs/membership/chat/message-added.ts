@@ -3,7 +3,7 @@ import { ChatAccess } from './chat-access.js';
 import { chatTopic, type ChatMessageEvent } from './chat-message-event.js';
 import { ChatMessageMode } from './chat-message-mode.js';
 import type { ChatMessage } from './chat-message.entity.js';
-import { checksFor } from './message-event-checks.js';
+import { checksFor, END, SKIP } from './message-event-checks.js';
 import { ChatTargetError, UnknownMemberError } from './chat.errors.js';
 
 export interface MessageAddedArgs {
@@ -56,22 +56,13 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
       for (let step = await source.next(); !step.done; step = await source.next()) {
         const event = step.value as ChatMessageEvent;
         if (!mightMatch(event, args, member.id)) continue;
-        // Every subscriber of this process checks the same event: the reads are batched.
-        const checks = checksFor(event, context);
-        // What the checks below may need, asked for at once: each is one statement for every
-        // subscriber, and they run side by side instead of one after another.
-        checks.prefetch(event, member.id, Boolean(args.channelId));
-        const subscriber = await checks.member(member.id);
+        // Every subscriber of this process checks the same event: the reads are batched, and
+        // run side by side.
+        const verdict = await checksFor(event, context).verdict(event, member.id, Boolean(args.channelId));
         // An archived member's subscriptions end.
-        if (!subscriber || subscriber.deletedAt) return;
-        const message = await checks.message(event.messageId);
-        if (!message) continue;
-        if (message.kind === ChatMessageMode.CHANNEL) {
-          const allowed = args.channelId
-            ? await checks.seesChannelMessage(message, member.id)
-            : await checks.isChannelMember(message.channelId!, member.id);
-          if (!allowed) continue;
-        }
+        if (verdict === END) return;
+        if (verdict === SKIP) continue;
+        const message = verdict;
         // The operation's context lives as long as the subscription: start each event's field
         // resolution (sender, channel, ...) from an empty identity map and fresh loaders. Most
         // subscribers never resolve anything (they share another's execution of the event), and

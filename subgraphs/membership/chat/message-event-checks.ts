@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import type { SubgraphContext } from '../../shared/context.js';
 import { UUID } from '../../shared/pagination.js';
 import { ChatChannelVisibility } from './chat-channel-visibility.js';
@@ -20,28 +19,68 @@ interface SubscriberState {
 }
 
 /**
+ * Keys asked for in one tick, read in one statement on the next, with one promise for the whole
+ * batch (DataLoader's timing, without a promise and a cache entry per key): five thousand
+ * subscribers of one event await the same promise, then look themselves up in its map.
+ */
+class Batch<V> {
+  private keys: Set<string> | null = null;
+  private pending: Promise<Map<string, V>> | null = null;
+  /** Which batch a join fell in: keys asked for after a batch was sent go in the next one. */
+  generation = 0;
+
+  constructor(private readonly read: (keys: string[]) => Promise<Map<string, V>>) {}
+
+  join(key: string): Promise<Map<string, V>> {
+    if (!this.keys) {
+      const keys = (this.keys = new Set());
+      this.generation += 1;
+      this.pending = new Promise((resolve, reject) => {
+        // After this tick's promise jobs, as DataLoader does: every subscriber one event resumed has joined by then.
+        void Promise.resolve().then(() =>
+          process.nextTick(() => {
+            this.keys = null;
+            this.read([...keys]).then(resolve, reject);
+          }),
+        );
+      });
+    }
+    this.keys.add(key);
+    return this.pending!;
+  }
+}
+
+/** What a subscriber gets of an event: the message, nothing (SKIP), or the end of its subscription (END: it is gone or archived). */
+export const SKIP = Symbol('skip');
+export const END = Symbol('end');
+
+/**
  * The per-event checks of every `messageAdded` subscription in this process, batched: the bus
  * hands the same event object to all subscribers of a topic in one tick, so their member,
- * message, channel and membership reads become one statement each instead of one per subscriber.
- * A fresh EntityManager per event keeps every check current.
+ * message, channel and membership reads become one statement each instead of one per
+ * subscriber, all started at once so that they run side by side. A fresh EntityManager per
+ * event keeps every check current.
  */
 export class MessageEventChecks {
   private readonly em;
   private readonly db;
-  private readonly members: DataLoader<string, SubscriberState | null>;
-  private readonly memberships: DataLoader<string, boolean>;
+  private readonly scope: { accountId: string; mode: string };
+  private readonly members: Batch<SubscriberState>;
+  private readonly memberships = new Map<string, Batch<true>>();
   private readonly messages = new Map<string, Promise<ChatMessage | null>>();
   private readonly channels = new Map<string, Promise<ChatChannel | null>>();
+  /** The reads a subscriber awaits, combined once per set of batches: one promise for thousands of subscribers. */
+  private readonly combined = new Map<string, Promise<[Map<string, SubscriberState>, ChatMessage | null, Map<string, true> | undefined, ChatChannel | null | undefined]>>();
 
-  constructor(private readonly context: SubgraphContext) {
+  constructor(context: SubgraphContext) {
     this.em = context.em.fork();
     this.db = this.em.getKysely<CheckTables>();
-    const scope = { accountId: context.principal.accountId, mode: context.principal.mode };
+    const scope = (this.scope = { accountId: context.principal.accountId, mode: context.principal.mode });
     // Plain rows of the two columns checked, not entities: a thousand subscribers made a
     // thousand Member entities (every column hydrated and tracked) on every event. Through
     // Kysely with the ids as one array parameter: MikroORM's query builder writes every value
     // into the SQL text, and a thousand ids took it longer to build than PostgreSQL to run.
-    this.members = new DataLoader(async (ids) => {
+    this.members = new Batch(async (ids) => {
       const valid = ids.filter((id) => UUID.test(id));
       const rows = valid.length
         ? await this.logged(
@@ -51,35 +90,30 @@ export class MessageEventChecks {
               .where((eb) => eb.and([eb('id', '=', eb.fn.any(eb.val(valid))), eb('account_id', '=', scope.accountId), eb('mode', '=', scope.mode)])),
           )
         : [];
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      return ids.map((id) => byId.get(id) ?? null);
+      return new Map(rows.map((row) => [row.id, row]));
     });
-    // One `channel_id = $1 and member_id = any($2)` per channel (an event concerns one), not one
-    // OR clause per subscriber.
-    this.memberships = new DataLoader(async (keys) => {
-      const byChannel = new Map<string, string[]>();
-      for (const key of keys) {
-        const [channelId, memberId] = key.split('|') as [string, string];
-        const members = byChannel.get(channelId);
-        if (members) members.push(memberId);
-        else byChannel.set(channelId, [memberId]);
-      }
-      const found = new Set<string>();
-      for (const [channelId, memberIds] of byChannel) {
+  }
+
+  /**
+   * One `channel_id = $1 and member_id = any($2)` per channel (an event concerns one), not one OR
+   * clause per subscriber.
+   */
+  private membershipsOf(channelId: string): Batch<true> {
+    let batch = this.memberships.get(channelId);
+    if (!batch) {
+      batch = new Batch(async (memberIds) => {
         const rows = await this.logged(
           this.db
             .selectFrom('membership.chat_channel_member')
             .select('member_id')
             .where((eb) => eb.and([eb('channel_id', '=', channelId), eb('member_id', '=', eb.fn.any(eb.val(memberIds)))])),
         );
-        for (const row of rows) found.add(`${channelId}|${row.member_id}`);
-      }
-      return keys.map((key) => found.has(key));
-    });
-    this.scope = scope;
+        return new Map(rows.map((row) => [row.member_id, true as const]));
+      });
+      this.memberships.set(channelId, batch);
+    }
+    return batch;
   }
-
-  private readonly scope: { accountId: string; mode: string };
 
   /** Runs a Kysely query and logs it as MikroORM logs its own (Kysely does not), so traces and statement counts see it. */
   private async logged<T>(query: { compile(): { sql: string; parameters: readonly unknown[] }; execute(): Promise<T[]> }): Promise<T[]> {
@@ -90,36 +124,13 @@ export class MessageEventChecks {
     return rows;
   }
 
-  /**
-   * Starts the reads a subscriber's checks of `event` may need (member, message, and for a
-   * channel message the channel and the membership), so that they run side by side. Each is
-   * memoised: the checks that follow await the same promises, and their errors surface there.
-   */
-  prefetch(event: ChatMessageEvent, memberId: string, channelSubscription: boolean): void {
-    const ignore = () => {};
-    this.member(memberId).catch(ignore);
-    this.message(event.messageId).catch(ignore);
-    if (event.kind === ChatMessageMode.CHANNEL && event.channelId) {
-      if (channelSubscription) this.channel(event.channelId).catch(ignore);
-      this.isChannelMember(event.channelId, memberId).catch(ignore);
-    }
-  }
-
-  member(id: string): Promise<SubscriberState | null> {
-    return this.members.load(id);
-  }
-
-  message(id: string): Promise<ChatMessage | null> {
+  private message(id: string): Promise<ChatMessage | null> {
     let pending = this.messages.get(id);
     if (!pending) {
       pending = this.em.findOne(ChatMessage, { id, ...this.scope } as never);
       this.messages.set(id, pending);
     }
     return pending;
-  }
-
-  isChannelMember(channelId: string, memberId: string): Promise<boolean> {
-    return this.memberships.load(`${channelId}|${memberId}`);
   }
 
   private channel(id: string): Promise<ChatChannel | null> {
@@ -131,12 +142,34 @@ export class MessageEventChecks {
     return channel;
   }
 
-  /** Whether `memberId` sees the channel message: a public channel, or one it belongs to. */
-  async seesChannelMessage(message: ChatMessage, memberId: string): Promise<boolean> {
-    if (message.kind !== ChatMessageMode.CHANNEL || !message.channelId) return false;
-    const found = await this.channel(message.channelId);
-    if (!found) return false;
-    return found.visibility === ChatChannelVisibility.PUBLIC || this.isChannelMember(found.id, memberId);
+  /**
+   * Whether member `memberId` receives `event`: the message when it may see it, SKIP when not
+   * (gone since, or a channel it does not see), END when the member is gone or archived (its
+   * subscriptions end). `channelSubscription`: it subscribed to one channel (a public channel's
+   * messages reach it without membership), else to all its messages (its channels' only).
+   */
+  async verdict(event: ChatMessageEvent, memberId: string, channelSubscription: boolean): Promise<ChatMessage | typeof SKIP | typeof END> {
+    const channelId = event.kind === ChatMessageMode.CHANNEL ? event.channelId : null;
+    const states = this.members.join(memberId);
+    const memberships = channelId ? this.membershipsOf(channelId) : undefined;
+    const inChannel = memberships?.join(memberId);
+    const key = `${this.members.generation}|${memberships?.generation ?? ''}|${channelSubscription}`;
+    let reads = this.combined.get(key);
+    if (!reads) {
+      reads = Promise.all([states, this.message(event.messageId), inChannel, channelId && channelSubscription ? this.channel(channelId) : undefined]);
+      this.combined.set(key, reads);
+    }
+    const [members, message, channelMembers, channel] = await reads;
+    const subscriber = members.get(memberId);
+    if (!subscriber || subscriber.deletedAt) return END;
+    if (!message) return SKIP;
+    if (message.kind !== ChatMessageMode.CHANNEL) return message;
+    // The event named the channel the message is in; a message is never moved.
+    if (message.channelId !== channelId) return SKIP;
+    const member = channelMembers?.has(memberId) ?? false;
+    if (!channelSubscription) return member ? message : SKIP;
+    if (!channel) return SKIP;
+    return channel.visibility === ChatChannelVisibility.PUBLIC || member ? message : SKIP;
   }
 }
 

@@ -172,6 +172,35 @@ describe('messageAdded', () => {
     await onAll.stop();
   });
 
+  it("delivers a public channel's messages to a non-member who follows that channel, and not to its all-messages subscription", async () => {
+    const { principal, a, b } = await account();
+    const lobby = await newChannel(subgraph, principal, a, 'lobby', { private: false });
+    const onChannel = await subscribeAs(principal, { asMember: b, channelId: lobby });
+    const onAll = await subscribeAs(principal, { asMember: b });
+    if ('error' in onChannel || 'error' in onAll) throw new Error('subscription refused');
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: lobby, text: 'to the lobby' });
+    expect((await onChannel.waitFor(1)).map(textOf)).toEqual(['to the lobby']);
+    const toB = (text: string) => send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text });
+    expect((await receivedBeforeMarker(onAll.received, toB, textOf)).map(textOf)).toEqual([]);
+    await onChannel.stop();
+    await onAll.stop();
+  });
+
+  it("ends an archived member's subscriptions at the next event", async () => {
+    const { principal, a, b } = await account();
+    const channelId = await newChannel(subgraph, principal, a, 'farewell', { memberIds: [b] });
+    const sub = await subscribeAs(principal, { asMember: b, channelId });
+    if ('error' in sub) throw new Error('subscription refused');
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: 'before' });
+    await sub.waitFor(1);
+    ok(await run(subgraph, principal, 'mutation($id: ID!) { deleteMember(id: $id) { id } }', { id: b }));
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: 'after archiving' });
+    const deadline = Date.now() + 5000;
+    while (!sub.ended() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(sub.ended()).toBe(true);
+    expect(sub.received.map(textOf)).toEqual(['before']);
+  });
+
   it('refuses to start for an unknown acting member or a private channel of others', async () => {
     const { principal, a, c } = await account();
     const secret = await newChannel(subgraph, principal, a, 'secret', { private: true });
