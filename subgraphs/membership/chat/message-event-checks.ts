@@ -124,22 +124,11 @@ export class MessageEventChecks {
     return rows;
   }
 
-  private message(id: string): Promise<ChatMessage | null> {
-    let pending = this.messages.get(id);
-    if (!pending) {
-      pending = this.em.findOne(ChatMessage, { id, ...this.scope } as never);
-      this.messages.set(id, pending);
-    }
+  /** The message or channel `id` of this account and mode, read once for every subscriber. */
+  private once<T extends ChatMessage | ChatChannel>(reads: Map<string, Promise<T | null>>, entity: new () => T, id: string): Promise<T | null> {
+    let pending = reads.get(id);
+    if (!pending) reads.set(id, (pending = this.em.findOne(entity, { id, ...this.scope } as never) as Promise<T | null>));
     return pending;
-  }
-
-  private channel(id: string): Promise<ChatChannel | null> {
-    let channel = this.channels.get(id);
-    if (!channel) {
-      channel = this.em.findOne(ChatChannel, { id, ...this.scope } as never);
-      this.channels.set(id, channel);
-    }
-    return channel;
   }
 
   /**
@@ -156,7 +145,12 @@ export class MessageEventChecks {
     const key = `${this.members.generation}|${memberships?.generation ?? ''}|${channelSubscription}`;
     let reads = this.combined.get(key);
     if (!reads) {
-      reads = Promise.all([states, this.message(event.messageId), inChannel, channelId && channelSubscription ? this.channel(channelId) : undefined]);
+      reads = Promise.all([
+        states,
+        this.once(this.messages, ChatMessage, event.messageId),
+        inChannel,
+        channelId && channelSubscription ? this.once(this.channels, ChatChannel, channelId) : undefined,
+      ]);
       this.combined.set(key, reads);
     }
     const [members, message, channelMembers, channel] = await reads;
