@@ -59,8 +59,8 @@ function withoutArguments(root: FieldNode, args: ExecutionArgs) {
  * graphql-ws's `subscribe` for a subgraph: graphql-js's own (a source stream per subscriber, one
  * execution per event), except that subscribers whose result for an event cannot differ (see
  * sharingKey) share one execution of it. A thousand members on one chat channel used to run a
- * thousand executions of the same message (graphql-js, type-graphql's argument handling and the
- * serialisation of each), one per subscriber, on every message.
+ * thousand executions of the same message (graphql-js and type-graphql's argument handling), one
+ * per subscriber, on every message. Each subscriber's frame is still serialised on its own.
  */
 export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subscribed> {
   const source = await createSourceEventStream(args);
