@@ -90,26 +90,22 @@ function subscribe(topics: Topics, topic: string): AsyncIterableIterator<unknown
  * one instance reaches subscribers connected to any other.
  */
 export function createPlatformPubSub(redisUrl?: string): PlatformPubSub {
-  if (!redisUrl) {
-    const topics = localTopics();
-    return {
-      publish: (topic, payload) => void topics.dispatchEvent({ type: topic, detail: payload }),
-      subscribe: (topic) => subscribe(topics, topic),
-      close: async () => {},
-    };
-  }
+  if (!redisUrl) return busOver(localTopics(), async () => {});
   // Redis needs one connection to publish and another to listen (a subscribed connection can do nothing else).
   const publishClient = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const subscribeClient = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   for (const client of [publishClient, subscribeClient]) client.on('error', () => {});
   // It parses each message once and hands the same event to every listener of the topic.
-  const topics = createRedisEventTarget({ publishClient, subscribeClient }) as unknown as Topics;
+  return busOver(createRedisEventTarget({ publishClient, subscribeClient }) as unknown as Topics, async () => {
+    publishClient.disconnect();
+    subscribeClient.disconnect();
+  });
+}
+
+function busOver(topics: Topics, close: () => Promise<void>): PlatformPubSub {
   return {
     publish: (topic, payload) => void topics.dispatchEvent({ type: topic, detail: payload }),
     subscribe: (topic) => subscribe(topics, topic),
-    close: async () => {
-      publishClient.disconnect();
-      subscribeClient.disconnect();
-    },
+    close,
   };
 }
