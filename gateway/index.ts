@@ -3,7 +3,6 @@ import http from 'node:http';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
@@ -20,6 +19,7 @@ import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/docu
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
 import { requestLogOptions } from '../core/logger.js';
+import { apolloMiddleware } from '../core/apollo-http.js';
 import {
   membershipErrorFormat,
   openAIErrorFormat,
@@ -294,7 +294,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     guard(graphqlInterface(rateLimits), [], sessions),
     idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
     express.json({ limit: '1mb' }),
-    expressMiddleware(apollo, {
+    apolloMiddleware(apollo, {
       context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
     }),
   );

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
-import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import express from 'express';
@@ -19,6 +18,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../core/net.js';
 import { subscribeSharingEvents } from './shared-event-results.js';
 import { requestLogOptions } from '../../core/logger.js';
+import { apolloMiddleware } from '../../core/apollo-http.js';
 
 export interface RunningService {
   name: string;
@@ -164,7 +164,7 @@ export async function serveSubgraph(
   app.use(
     '/graphql',
     express.json({ limit: '1mb' }),
-    expressMiddleware(apollo, {
+    apolloMiddleware(apollo, {
       context: async ({ req }) => Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id), log: req.log }),
     }),
   );

@@ -79,10 +79,15 @@ function holds(row: StatusColumns, condition: Condition): boolean {
   return true;
 }
 
+/** The conditions of the last day asked for: a page of members asks for the same day each row. Only read, never handed to SQL. */
+let lastDay: { on: string; conditions: Record<MemberStatus, Condition> } | undefined;
+const STATUSES = Object.values(MemberStatus);
+
 /** The member's status on `on` (today by default), by the conditions the list filter uses. */
 export function memberStatusOf(row: StatusColumns, on: string = today()): MemberStatus {
-  const conditions = statusConditions(on);
-  for (const status of Object.values(MemberStatus)) if (holds(row, conditions[status])) return status;
+  if (lastDay?.on !== on) lastDay = { on, conditions: statusConditions(on) };
+  const { conditions } = lastDay;
+  for (const status of STATUSES) if (holds(row, conditions[status])) return status;
   // Unreachable while grace_ends_on >= period_end, which every write keeps.
   return MemberStatus.LAPSED;
 }
