@@ -19,6 +19,15 @@ import type { Principal } from '../core/principal.js';
 import { freePort } from '../test/support/free-port.js';
 
 /** Limits so high that no run trips them: every request is still counted and admitted. */
+/** Whether this bench runs compiled (dist/bench/, through bench/run.mjs) or from its source under tsx. */
+export const COMPILED = path.basename(path.resolve(import.meta.dirname, '..')) === 'dist';
+/** The repository's root, from either place. */
+export const ROOT = path.resolve(import.meta.dirname, COMPILED ? '../..' : '..');
+/** The command line that runs another bench file (`fanout-instance`) the way this one runs. */
+export function benchCommand(name: string): string[] {
+  return COMPILED ? [process.execPath, path.join(ROOT, 'dist/bench', `${name}.js`)] : [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'bench', `${name}.ts`)];
+}
+
 export const NEVER_LIMITED = Number.MAX_SAFE_INTEGER;
 
 export interface BenchPlatform {

@@ -18,13 +18,12 @@ import readline from 'node:readline';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startRedisServer, type RunningRedis } from '../test/support/redis-server.js';
-import { percentile } from './bench-platform.js';
+import { benchCommand, COMPILED, percentile, ROOT } from './bench-platform.js';
 
 const sizes = (process.env.FANOUT_SIZES ?? '1000').split(',').map(Number).filter(Boolean);
 const shared = Number(process.env.FANOUT_SHARED ?? 10_000);
 const messages = Number(process.env.FANOUT_MESSAGES ?? 20);
 const profileDir = process.env.FANOUT_PROFILE;
-const root = path.resolve(import.meta.dirname, '..');
 
 interface Instance {
   process: ChildProcess;
@@ -38,8 +37,9 @@ interface Instance {
 
 /** Starts bench/fanout-instance.ts and waits for its ready line. More descriptors than the default 20,000: each subscriber holds four sockets. */
 async function startInstance(env: Record<string, string | undefined>): Promise<Instance> {
-  const child = spawn('bash', ['-c', `ulimit -n 65536 2>/dev/null; exec "${path.join(root, 'node_modules/.bin/tsx')}" bench/fanout-instance.ts`], {
-    cwd: root,
+  const command = benchCommand('fanout-instance').map((part) => `"${part}"`).join(' ');
+  const child = spawn('bash', ['-c', `ulimit -n 65536 2>/dev/null; exec ${command}`], {
+    cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -245,7 +245,7 @@ try {
   }
 
   const topology = process.env.FANOUT_TOPOLOGY === 'supervised' ? "npm start's (supervised processes)" : 'in-process (edge and subgraphs in one process)';
-  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, instances ${topology}, node ${process.version}\n`);
+  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, instances ${topology}, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}\n`);
   console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket');
   for (const r of results) console.log(row(r));
   console.log('\nTargets: 1,000 on one instance p99 < 100 ms; 10,000 over two p99 < 1 s; all delivered; at most 113 KiB per socket.');

@@ -19,7 +19,7 @@ import { openPlatformDatabase } from '../platform/database.js';
 import { openIdentityStore } from '../identity/index.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { freePort } from '../test/support/free-port.js';
-import { NEVER_LIMITED, startBenchPlatform } from './bench-platform.js';
+import { NEVER_LIMITED, ROOT, startBenchPlatform } from './bench-platform.js';
 
 if (process.env.FANOUT_TOPOLOGY === 'supervised') await runSupervised();
 
@@ -30,7 +30,7 @@ async function runSupervised(): Promise<never> {
   const port = await freePort();
   const limit = String(NEVER_LIMITED);
   const child = spawn(process.execPath, ['platform/supervisor/launch.mjs'], {
-    cwd: path.resolve(import.meta.dirname, '..'),
+    cwd: ROOT,
     env: {
       ...process.env,
       DATABASE_URL: database.url,

@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
-import { measure, startBenchPlatform } from './bench-platform.js';
+import { COMPILED, measure, startBenchPlatform } from './bench-platform.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const levels = (process.env.BENCH_CONNECTIONS ?? '1,10,100').split(',').map(Number);
@@ -195,7 +195,7 @@ try {
     );
   });
 
-  console.log(`\ngateway-overhead: member lookup, ${seconds} s per target and level, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`);
+  console.log(`\ngateway-overhead: member lookup, ${seconds} s per target and level, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`);
   console.log('target                    conns   p50 ms   p99 ms    req/s   failures');
   for (const r of rows) {
     console.log(`${r.name.padEnd(24)}${String(r.connections).padStart(7)}${String(r.p50).padStart(9)}${String(r.p99).padStart(9)}${fmt(r.rps).padStart(9)}${String(r.failures).padStart(11)}`);
