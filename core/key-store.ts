@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyKind } from './principal.js';
 
 // The edge owns the key store (schema `identity`). The subgraphs that manage keys (membership's
@@ -64,37 +64,50 @@ export const KEY_STORE_PATH = '/internal/key-store';
 
 export const TIMESTAMP_HEADER = 'x-platform-timestamp';
 export const SIGNATURE_HEADER = 'x-platform-signature';
+/** A random value per call, signed with it: the edge accepts each once (identity/internal-nonces.ts). */
+export const NONCE_HEADER = 'x-platform-nonce';
 
-/** Signatures older (or further ahead) than this are refused, so a captured request cannot be replayed later. */
+/**
+ * Signatures older (or further ahead) than this are refused, so a captured request cannot be
+ * replayed later; within it, the nonce makes each signed call good for one use.
+ */
 export const MAX_SIGNATURE_AGE_SECONDS = 300;
 
-function mac(secret: string, timestamp: string, method: string, path: string, body: string | Buffer): Buffer {
-  return createHmac('sha256', secret).update(`${timestamp}\n${method.toUpperCase()}\n${path}\n`).update(body).digest();
+/** 16 random bytes in base64url (22 characters); a little room either side for other senders. */
+const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
+
+function mac(secret: string, timestamp: string, nonce: string, method: string, path: string, body: string | Buffer): Buffer {
+  return createHmac('sha256', secret).update(`${timestamp}\n${nonce}\n${method.toUpperCase()}\n${path}\n`).update(body).digest();
 }
 
 /** The headers that let the edge tell an internal caller (who holds INTERNAL_SECRET) from anyone else. */
 export function signInternalRequest(secret: string, method: string, path: string, body: string, now = Date.now()): Record<string, string> {
   const timestamp = String(Math.floor(now / 1000));
-  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: mac(secret, timestamp, method, path, body).toString('base64url') };
+  const nonce = randomBytes(16).toString('base64url');
+  return { [TIMESTAMP_HEADER]: timestamp, [NONCE_HEADER]: nonce, [SIGNATURE_HEADER]: mac(secret, timestamp, nonce, method, path, body).toString('base64url') };
 }
 
 export type InternalSignatureRefusal = 'missing' | 'stale' | 'invalid';
 
-/** Why a signed internal request is refused, or undefined when its signature holds. */
+/**
+ * Why a signed internal request is refused, or undefined when its signature holds. A signature
+ * that holds says who sent the call, not that it is the first time: the caller still claims
+ * its nonce (identity/internal-nonces.ts) before acting on it.
+ */
 export function internalSignatureRefusal(
   secret: string,
-  headers: { timestamp?: string; signature?: string },
+  headers: { timestamp?: string; nonce?: string; signature?: string },
   method: string,
   path: string,
   body: Buffer,
   now = Date.now(),
 ): InternalSignatureRefusal | undefined {
-  const { timestamp, signature } = headers;
-  if (!timestamp || !signature) return 'missing';
-  if (!/^\d{1,12}$/.test(timestamp)) return 'invalid';
+  const { timestamp, nonce, signature } = headers;
+  if (!timestamp || !nonce || !signature) return 'missing';
+  if (!/^\d{1,12}$/.test(timestamp) || !NONCE.test(nonce)) return 'invalid';
   const age = Math.floor(now / 1000) - Number(timestamp);
   if (age > MAX_SIGNATURE_AGE_SECONDS || age < -MAX_SIGNATURE_AGE_SECONDS) return 'stale';
-  const expected = mac(secret, timestamp, method, path, body);
+  const expected = mac(secret, timestamp, nonce, method, path, body);
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
   return undefined;

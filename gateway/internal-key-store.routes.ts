@@ -6,6 +6,7 @@ import { ERROR_CODES } from '../core/errors.js';
 import {
   KEY_STORE_OPERATIONS,
   KEY_STORE_PATH,
+  NONCE_HEADER,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   internalSignatureRefusal,
@@ -14,6 +15,7 @@ import {
 } from '../core/key-store.js';
 import { KEY_KINDS } from '../core/principal.js';
 import { LocalKeyStore } from '../identity/local-key-store.js';
+import { InternalNonces } from '../identity/internal-nonces.js';
 import { STATUS_BY_CODE } from '../rest-bridge/errors.js';
 
 /** A key store call is a few fields; anything near this is not one. */
@@ -67,13 +69,15 @@ function isDomainError(error: unknown): error is GraphQLError {
 
 /**
  * The key store for subgraphs that run apart from the edge: `POST /internal/key-store/<operation>`.
- * Only callers holding INTERNAL_SECRET get in (an HMAC over timestamp, method, path and body, at
- * most five minutes old); it is no public interface, so no key and no client rate limit applies.
+ * Only callers holding INTERNAL_SECRET get in (an HMAC over timestamp, nonce, method, path and
+ * body, at most five minutes old, each nonce accepted once); it is no public interface, so no key
+ * and no client rate limit applies.
  * A domain error is answered as `{ error: { code, message, extensions } }` with its status, for
  * the client to raise the same error again (subgraphs/shared/key-store.client.ts).
  */
 export function internalKeyStoreRoutes(options: { identityOrm: MikroORM; internalSecret: string; maxActiveKeysPerAccount?: number; store?: KeyStore }): express.Router {
   const store = options.store ?? new LocalKeyStore(options.identityOrm, { maxActiveKeysPerAccount: options.maxActiveKeysPerAccount });
+  const nonces = new InternalNonces(options.identityOrm);
   const router = express.Router();
   const routes = express.Router();
   router.use(KEY_STORE_PATH, routes);
@@ -84,17 +88,23 @@ export function internalKeyStoreRoutes(options: { identityOrm: MikroORM; interna
       return refuse(res, 405, 'METHOD_NOT_ALLOWED', 'The key store answers POST only');
     }
     // Unsigned callers are turned away before their body is read.
-    if (!req.get(TIMESTAMP_HEADER) || !req.get(SIGNATURE_HEADER)) return refuse(res, 401, 'UNAUTHENTICATED', 'This endpoint is for the platform\'s own services');
+    if (!req.get(TIMESTAMP_HEADER) || !req.get(NONCE_HEADER) || !req.get(SIGNATURE_HEADER)) return refuse(res, 401, 'UNAUTHENTICATED', 'This endpoint is for the platform\'s own services');
     next();
   });
   routes.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   routes.post('/:operation', async (req: Request, res: Response) => {
     const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const path = req.originalUrl.split('?')[0];
-    const refusal = internalSignatureRefusal(options.internalSecret, { timestamp: req.get(TIMESTAMP_HEADER), signature: req.get(SIGNATURE_HEADER) }, req.method, path, body);
+    const nonce = req.get(NONCE_HEADER);
+    const refusal = internalSignatureRefusal(options.internalSecret, { timestamp: req.get(TIMESTAMP_HEADER), nonce, signature: req.get(SIGNATURE_HEADER) }, req.method, path, body);
     if (refusal) {
       req.log?.warn({ refusal }, 'internal key store call refused');
       return refuse(res, 401, 'UNAUTHENTICATED', refusal === 'stale' ? 'The request signature has expired' : 'The request signature is invalid');
+    }
+    // A signature that holds, for the first time only: the same call sent again is a replay.
+    if (!(await nonces.claim(nonce!))) {
+      req.log?.warn({ refusal: 'replayed' }, 'internal key store call refused');
+      return refuse(res, 401, 'UNAUTHENTICATED', 'The request was already received; each signed call is accepted once');
     }
     const operation = String(req.params.operation) as KeyStoreOperation;
     if (!KEY_STORE_OPERATIONS.includes(operation)) return refuse(res, 404, 'NOT_FOUND', `No key store operation "${operation}"`);

@@ -8,6 +8,7 @@ import { AccountUser } from './account-user.entity.js';
 import { DashboardSession } from './dashboard-session.entity.js';
 import { DashboardInvitation } from './dashboard-invitation.entity.js';
 import { UsageMinute } from './usage-minute.entity.js';
+import { InternalNonce } from './internal-nonce.entity.js';
 import { Migration20261122000000Identity } from './migrations/Migration20261122000000Identity.js';
 import { Migration20261122010000KeyLimits } from './migrations/Migration20261122010000KeyLimits.js';
 import { Migration20261122020000Idempotency } from './migrations/Migration20261122020000Idempotency.js';
@@ -15,12 +16,13 @@ import { Migration20261123000000KeyPlans } from './migrations/Migration202611230
 import { Migration20261123005000KeyChanges } from './migrations/Migration20261123005000KeyChanges.js';
 import { Migration20261123100000Dashboard } from './migrations/Migration20261123100000Dashboard.js';
 import { Migration20261123110000KeyLastUsed } from './migrations/Migration20261123110000KeyLastUsed.js';
+import { Migration20261124000000InternalNonces } from './migrations/Migration20261124000000InternalNonces.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
 export const identityOrmOptions = {
   schema: IDENTITY_SCHEMA,
-  entities: [Account, ApiKey, IdempotencyRecord, AccountUser, DashboardSession, DashboardInvitation, UsageMinute],
+  entities: [Account, ApiKey, IdempotencyRecord, AccountUser, DashboardSession, DashboardInvitation, UsageMinute, InternalNonce],
   migrations: [
     { name: 'Migration20261122000000Identity', class: Migration20261122000000Identity },
     { name: 'Migration20261122010000KeyLimits', class: Migration20261122010000KeyLimits },
@@ -29,6 +31,7 @@ export const identityOrmOptions = {
     { name: 'Migration20261123005000KeyChanges', class: Migration20261123005000KeyChanges },
     { name: 'Migration20261123100000Dashboard', class: Migration20261123100000Dashboard },
     { name: 'Migration20261123110000KeyLastUsed', class: Migration20261123110000KeyLastUsed },
+    { name: 'Migration20261124000000InternalNonces', class: Migration20261124000000InternalNonces },
   ],
 };
 

@@ -8,6 +8,7 @@ import { DomainError } from '../../core/errors.js';
 import { KEY_STORE_PATH, signInternalRequest, type KeyStore } from '../../core/key-store.js';
 import { openIdentityStore } from '../../identity/index.js';
 import { LocalKeyStore } from '../../identity/local-key-store.js';
+import { InternalNonces } from '../../identity/internal-nonces.js';
 import { startEdgeService } from '../../platform/edge-service.js';
 import type { RunningService } from '../../subgraphs/shared/server.js';
 import { KeyStoreClient } from '../../subgraphs/shared/key-store.client.js';
@@ -45,10 +46,11 @@ afterAll(async () => {
 let accounts = 0;
 const newAccount = () => `iks-${process.pid}-${++accounts}`;
 
-/** A call to the endpoint as raw HTTP, signed with `secret` at `now` over `signedBody` (the body sent unless given). */
-function post(operation: string, body: string, options: { secret?: string; now?: number; signedBody?: string; headers?: Record<string, string> } = {}) {
+/** A call to the endpoint as raw HTTP, signed with `secret` at `now` over `signedBody` (the body sent unless given), or with `signature`'s headers as they are. */
+function post(operation: string, body: string, options: { secret?: string; now?: number; signedBody?: string; headers?: Record<string, string>; signature?: Record<string, string> } = {}) {
   const urlPath = `${KEY_STORE_PATH}/${operation}`;
-  const signature = options.secret === undefined && options.headers ? {} : signInternalRequest(options.secret ?? TEST_SECRET, 'POST', urlPath, options.signedBody ?? body, options.now);
+  const signature =
+    options.signature ?? (options.secret === undefined && options.headers ? {} : signInternalRequest(options.secret ?? TEST_SECRET, 'POST', urlPath, options.signedBody ?? body, options.now));
   return fetch(platform.baseUrl + urlPath, { method: 'POST', headers: { 'content-type': 'application/json', ...signature, ...options.headers }, body });
 }
 
@@ -104,6 +106,47 @@ describe('the edge\'s internal key store endpoint', () => {
     const early = await post('listKeys', '{}', { now: Date.now() + 6 * 60_000 });
     expect(early.status).toBe(401);
     expect((await post('listKeys', '{}', { now: Date.now() - 4 * 60_000 })).status).toBe(200);
+  });
+
+  it('accepts each signed call once: the same call sent again is refused with 401 and does nothing', async () => {
+    const account = newAccount();
+    const body = JSON.stringify({ account, kind: 'live' });
+    const signature = signInternalRequest(TEST_SECRET, 'POST', `${KEY_STORE_PATH}/createKey`, body);
+    const first = await post('createKey', body, { signature });
+    expect(first.status).toBe(200);
+    const replayed = await post('createKey', body, { signature });
+    expect(replayed.status).toBe(401);
+    expect(await errorOf(replayed)).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The request was already received; each signed call is accepted once' });
+    expect(await local.listKeys({ account })).toHaveLength(1);
+
+    // The case the nonce is for: a captured enableKey sent again after the key was disabled.
+    const { id } = (await local.listKeys({ account }))[0];
+    await local.disableKey(id);
+    const enableBody = JSON.stringify({ id });
+    const enable = signInternalRequest(TEST_SECRET, 'POST', `${KEY_STORE_PATH}/enableKey`, enableBody);
+    expect((await post('enableKey', enableBody, { signature: enable })).status).toBe(200);
+    await local.disableKey(id);
+    expect((await post('enableKey', enableBody, { signature: enable })).status).toBe(401);
+    expect((await local.listKeys({ account }))[0]).toMatchObject({ id, disabledAt: expect.anything() });
+  });
+
+  it('refuses a call without a nonce, or whose nonce is not the one signed, with 401', async () => {
+    const body = '{}';
+    const { 'x-platform-nonce': nonce, ...withoutNonce } = signInternalRequest(TEST_SECRET, 'POST', `${KEY_STORE_PATH}/listKeys`, body);
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const bare = await post('listKeys', body, { signature: withoutNonce });
+    expect(bare.status).toBe(401);
+    const swapped = await post('listKeys', body, { signature: { ...withoutNonce, 'x-platform-nonce': 'A'.repeat(22) } });
+    expect(swapped.status).toBe(401);
+    expect(await errorOf(swapped)).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The request signature is invalid' });
+  });
+
+  it('keeps the claims in the database, so another edge process refuses the replay too', async () => {
+    const [one, other] = [new InternalNonces(identityOrm), new InternalNonces(identityOrm)];
+    const nonce = `test-${process.pid}-${Date.now()}`;
+    expect(await one.claim(nonce)).toBe(true);
+    expect(await other.claim(nonce)).toBe(false);
+    expect(await one.claim(nonce)).toBe(false);
   });
 
   it('refuses bad input with 400 and a code, naming the field', async () => {
