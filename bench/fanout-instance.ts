@@ -5,7 +5,8 @@
  * supervisor, the edge's workers and each subgraph in processes of their own, from dist/). On
  * DATABASE_URL (or a temporary embedded PostgreSQL) and REDIS_URL when set. Prints one JSON line
  * when up ({ baseUrl, secret, databaseUrl }), then answers lines on stdin: `profile-start`,
- * `profile-stop <file>` (a V8 CPU profile of this process; in-process only), `stop`.
+ * `profile-stop <file>` (a V8 CPU profile of this process; in-process only), `gc` (a full
+ * collection, answered `collected`; in-process only), `stop`.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -80,6 +81,8 @@ async function runSupervised(): Promise<never> {
     const [command] = line.trim().split(/\s+/);
     if (command === 'stop') break;
     if (command.startsWith('profile')) process.stdout.write('profiles are taken of the in-process arrangement only (FANOUT_TOPOLOGY unset)\n');
+    // The services are other processes: their heaps are their own.
+    if (command === 'gc') process.stdout.write('collected nothing\n');
   }
   return stop() as Promise<never>;
 }
@@ -106,6 +109,11 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
     const { profile } = await session.post('Profiler.stop');
     await writeFile(argument, JSON.stringify(profile));
     process.stdout.write(`profile written to ${argument}\n`);
+  } else if (command === 'gc') {
+    // A full collection before each memory reading, so garbage left by start-up or by creating
+    // the members is not counted (or, collected meanwhile, subtracted) per socket.
+    await session.post('HeapProfiler.collectGarbage');
+    process.stdout.write('collected\n');
   } else if (command === 'stop') {
     break;
   }
