@@ -87,6 +87,26 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+/**
+ * Like `measure` for several functions at once, taking turns call by call, so a machine that
+ * changes speed mid-run slows them alike and their ratio holds. Returns p50/p99 in ms of each.
+ */
+export async function measureAlternating(n: number, fns: (() => Promise<void>)[]): Promise<{ p50: number; p99: number }[]> {
+  for (let i = 0; i < Math.max(3, Math.ceil(n / 10)); i++) for (const fn of fns) await fn();
+  const times = fns.map((): number[] => []);
+  for (let i = 0; i < n; i++) {
+    for (const [index, fn] of fns.entries()) {
+      const start = performance.now();
+      await fn();
+      times[index].push(performance.now() - start);
+    }
+  }
+  return times.map((list) => {
+    list.sort((a, b) => a - b);
+    return { p50: percentile(list, 50), p99: percentile(list, 99) };
+  });
+}
+
 /** Runs `fn` `n` times one after another (after a warm-up of a tenth) and returns p50/p99 in ms. */
 export async function measure(n: number, fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < Math.max(3, Math.ceil(n / 10)); i++) await fn();
