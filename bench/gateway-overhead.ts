@@ -241,6 +241,8 @@ try {
   ratio('edge p50 / direct p50', (c) => at('edge (/graphql)', c).p50 / Math.max(at('direct (subgraph)', c).p50, 1), '≤ 1.5');
   ratio('REST p50 / edge GraphQL p50', (c) => at('REST (/members/{id})', c).p50 / Math.max(at('edge (/graphql)', c).p50, 1), '≤ 1.1');
   ratio('  the same, GraphQL with REST\'s fields', (c) => at('REST (/members/{id})', c).p50 / Math.max(at('edge, REST\'s fields', c).p50, 1), '≤ 1.1');
+  ratio('REST / edge GraphQL, mean latency', (c) => at('edge (/graphql)', c).rps / at('REST (/members/{id})', c).rps, '≤ 1.1, as p50');
+  ratio('  the same, GraphQL with REST\'s fields', (c) => at('edge, REST\'s fields', c).rps / at('REST (/members/{id})', c).rps, '≤ 1.1, as p50');
   ratio('edge / direct, req/s', (c) => at('edge (/graphql)', c).rps / at('direct (subgraph)', c).rps, 'none');
   // The p50 target in finer units than autocannon's whole milliseconds: by Little's law the mean
   // latency is connections ÷ req/s, so this is direct req/s ÷ edge req/s.
