@@ -1,7 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { MAX_SIGNATURE_AGE_SECONDS } from '../core/key-store.js';
 
-/** Nonces are kept past the signature window by this much, for clocks a little apart. */
+/**
+ * How long a claimed nonce is kept: its signature is accepted from five minutes ahead to five
+ * minutes behind the edge's clock, so ten minutes cover every acceptance; one more for clocks apart.
+ */
 const KEEP_MS = (2 * MAX_SIGNATURE_AGE_SECONDS + 60) * 1000;
 /** How often a process sweeps the expired ones, at most. */
 const SWEEP_EVERY_MS = 60_000;
