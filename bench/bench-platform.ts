@@ -3,7 +3,8 @@
  * (or DATABASE_URL), with limits no run trips, a live key to call it with, and the timing helpers.
  * Each bench used to copy this start-up; one copy keeps their set-ups alike and so their figures comparable.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,7 +19,6 @@ import { startPlatform, type RunningPlatform } from '../platform/platform.js';
 import type { Principal } from '../core/principal.js';
 import { freePort } from '../test/support/free-port.js';
 
-/** Limits so high that no run trips them: every request is still counted and admitted. */
 /** Whether this bench runs compiled (dist/bench/, through bench/run.mjs) or from its source under tsx. */
 export const COMPILED = path.basename(path.resolve(import.meta.dirname, '..')) === 'dist';
 /** The repository's root, from either place. */
@@ -28,6 +28,7 @@ export function benchCommand(name: string): string[] {
   return COMPILED ? [process.execPath, path.join(ROOT, 'dist/bench', `${name}.js`)] : [path.join(ROOT, 'node_modules/.bin/tsx'), path.join(ROOT, 'bench', `${name}.ts`)];
 }
 
+/** Limits so high that no run trips them: every request is still counted and admitted. */
 export const NEVER_LIMITED = Number.MAX_SAFE_INTEGER;
 
 export interface BenchPlatform {
@@ -82,6 +83,26 @@ export async function startBenchPlatform(name: string, overrides: Partial<Platfo
   }
 }
 
+/** The rows of GET /api/v1/members?limit=20 (a page of 20 and one to tell whether more follow), as one SQL statement. */
+export const MEMBER_PAGE_SQL = `select * from membership.member where account_id = $1 and mode = 'live' and deleted_at is null order by created_at desc, id desc limit 21`;
+
+/** A V8 CPU profile of this process while `run` runs, sampled every `intervalUs`, written to `out` (docs/profiling.md). */
+export async function profileWhile<T>(out: string, run: () => Promise<T>, intervalUs = 200): Promise<T> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+    await session.post('Profiler.start');
+    const result = await run();
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(out, JSON.stringify(profile));
+    return result;
+  } finally {
+    session.disconnect();
+  }
+}
+
 /** The p-th percentile of ascending `sorted`. */
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
@@ -109,13 +130,5 @@ export async function measureAlternating(n: number, fns: (() => Promise<void>)[]
 
 /** Runs `fn` `n` times one after another (after a warm-up of a tenth) and returns p50/p99 in ms. */
 export async function measure(n: number, fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < Math.max(3, Math.ceil(n / 10)); i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+  return (await measureAlternating(n, [fn]))[0];
 }

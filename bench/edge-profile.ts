@@ -5,10 +5,8 @@
  * CPU profile of this process over the load only (start-up would swamp it) to PROFILE_OUT
  * (edge.cpuprofile). How to run and read it: docs/profiling.md.
  */
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import autocannon from 'autocannon';
-import { startBenchPlatform } from './bench-platform.js';
+import { profileWhile, startBenchPlatform } from './bench-platform.js';
 
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10);
 const connections = Number(process.env.PROFILE_CONNECTIONS ?? 10);
@@ -31,16 +29,8 @@ try {
           body: JSON.stringify({ query: 'query($id: ID!) { member(id: $id) { id name email status periodEnd } }', variables: { id } }),
         };
   await autocannon({ ...request, connections, duration: 2, workers: 1 });
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
-  await session.post('Profiler.start');
-  const result = await autocannon({ ...request, connections, duration: seconds, workers: 1 });
-  const { profile } = await session.post('Profiler.stop');
   const out = process.env.PROFILE_OUT ?? 'edge.cpuprofile';
-  await writeFile(out, JSON.stringify(profile));
-  session.disconnect();
+  const result = await profileWhile(out, () => autocannon({ ...request, connections, duration: seconds, workers: 1 }));
   console.log(`profile of the load written to ${out}`);
   console.log(`${request.method} ${request.url}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, failures ${result.non2xx + result.errors}`);
 } finally {

@@ -27,7 +27,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
-import { COMPILED, measureAlternating, startBenchPlatform } from './bench-platform.js';
+import { COMPILED, measureAlternating, MEMBER_PAGE_SQL, startBenchPlatform } from './bench-platform.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const levels = (process.env.BENCH_CONNECTIONS ?? '1,10,100').split(',').map(Number);
@@ -217,10 +217,7 @@ try {
       await response.arrayBuffer();
     },
     async () => {
-      await sql.query(
-        `select * from membership.member where account_id = $1 and mode = 'live' and deleted_at is null order by created_at desc, id desc limit 21`,
-        [key.principal.accountId],
-      );
+      await sql.query(MEMBER_PAGE_SQL, [key.principal.accountId]);
     },
   ]);
 

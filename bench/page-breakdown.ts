@@ -11,12 +11,10 @@
  * default page.cpuprofile; docs/profiling.md). Run on demand: `npm run bench:page-breakdown`
  * (PAGE_SAMPLES, default 500, two rounds).
  */
-import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { Session } from 'node:inspector/promises';
 import pg from 'pg';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
-import { COMPILED, measure, startBenchPlatform } from './bench-platform.js';
+import { COMPILED, measure, MEMBER_PAGE_SQL, profileWhile, startBenchPlatform } from './bench-platform.js';
 
 const samples = Number(process.env.PAGE_SAMPLES ?? 500);
 const profileTarget = process.env.PAGE_PROFILE;
@@ -66,7 +64,7 @@ try {
     ['edge GraphQL', () => request(platform.graphqlUrl, auth, graphql)],
     // Signed once: a run is far shorter than the five minutes a signature is accepted for.
     ['subgraph directly', () => request(platform.subgraphUrls.membership, { [PRINCIPAL_HEADER]: signPrincipal(key.principal, config.internalSecret) }, graphql)],
-    ['SQL', () => sql.query(`select * from membership.member where account_id = $1 and mode = 'live' and deleted_at is null order by created_at desc, id desc limit 21`, [key.principal.accountId])],
+    ['SQL', () => sql.query(MEMBER_PAGE_SQL, [key.principal.accountId])],
   ];
   // The same rows from every target before anything is timed.
   const rest = JSON.parse(await request(restUrl, auth)) as { data: { id: string }[] };
@@ -77,16 +75,8 @@ try {
     const target = targets.find(([name]) => name === profileTarget);
     if (!target) throw new Error(`PAGE_PROFILE must name a target: ${targets.map(([name]) => name).join(', ')}`);
     for (let i = 0; i < 300; i++) await target[1]();
-    const session = new Session();
-    session.connect();
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 100 });
-    await session.post('Profiler.start');
-    const timed = await measure(samples, async () => void (await target[1]()));
-    const { profile } = await session.post('Profiler.stop');
     const out = process.env.PAGE_PROFILE_OUT ?? 'page.cpuprofile';
-    await writeFile(out, JSON.stringify(profile));
-    session.disconnect();
+    const timed = await profileWhile(out, () => measure(samples, async () => void (await target[1]())), 100);
     console.log(`profile of ${profileTarget} written to ${out} (p50 ${timed.p50.toFixed(2)} ms while profiled)`);
   } else {
     console.log(`\npage-breakdown: GET /api/v1/members?limit=20 and its layers, one at a time, ${samples} samples a round, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}\n`);
