@@ -45,6 +45,8 @@ import {
 } from './edge-interfaces.js';
 import { RateLimiter } from './rate-limit/rate-limiter.js';
 import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
+import { SupergraphPlanning } from './supergraph-planning.js';
+import { QueryPassthrough } from './query-passthrough.js';
 import { serveWebSockets, type SubscriptionLimits } from './subscriptions/websocket-server.js';
 import { healthHandler } from './health.js';
 import { dashboardStatic } from './dashboard-static.js';
@@ -129,6 +131,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     },
     logger: options.logger,
   });
+  // One planner beside the gateway's, for subscriptions and for single-fetch operations.
+  const planning = new SupergraphPlanning(options.supergraphSdl);
   let apiSchema: GraphQLSchema | undefined;
   gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
     apiSchema = loaded;
@@ -139,7 +143,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // subgraph's; errors relayed from subgraphs arrive masked already and pass as they are.
   const masking = errorMasking<EdgeContext>({ logger: options.logger, requestIdOf: (context) => context.requestId });
   const apollo = new ApolloServer<EdgeContext>({
-    gateway,
+    gateway: new QueryPassthrough(planning, dataSources).wrap(gateway),
     introspection: options.introspection,
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => {
@@ -305,7 +309,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     httpServer,
     apollo,
     executor: new SubscriptionExecutor(
-      options.supergraphSdl,
+      planning,
       dataSources,
       options.logger,
     ),

@@ -4,11 +4,11 @@ import {
   type GraphQLDataSource,
   type ServiceMap,
 } from '@apollo/gateway';
-import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
-import { QueryPlanner, type FetchNode, type PlanNode, type QueryPlan } from '@apollo/query-planner';
-import { Kind, parse, print, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { FetchNode, PlanNode, QueryPlan } from '@apollo/query-planner';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { EdgeContext } from '../../core/edge-context.js';
+import { answersAsAsked, SupergraphPlanning } from '../supergraph-planning.js';
 
 /** The pseudo-service that answers a subscription's primary fetch with the event just received. */
 const EVENT_SERVICE = '__event__';
@@ -29,23 +29,17 @@ export interface PlannedSubscription {
  * subscriber's signed principal, and aliases come out as the client asked.
  */
 export class SubscriptionExecutor {
-  private readonly supergraph: Supergraph;
-  private readonly supergraphSchema: GraphQLSchema;
-  private readonly apiSchema: ReturnType<Supergraph['apiSchema']>;
+  private readonly planning: SupergraphPlanning;
   /** The API schema graphql-ws validates client documents against. */
   readonly schema: GraphQLSchema;
-  private readonly planner: QueryPlanner;
 
   constructor(
-    supergraphSdl: string,
+    supergraph: string | SupergraphPlanning,
     private readonly services: Record<string, GraphQLDataSource<EdgeContext>>,
     private readonly logger: Logger,
   ) {
-    this.supergraph = Supergraph.build(supergraphSdl);
-    this.supergraphSchema = this.supergraph.schema.toGraphQLJSSchema();
-    this.apiSchema = this.supergraph.apiSchema();
-    this.schema = this.apiSchema.toGraphQLJSSchema();
-    this.planner = new QueryPlanner(this.supergraph);
+    this.planning = typeof supergraph === 'string' ? new SupergraphPlanning(supergraph) : supergraph;
+    this.schema = this.planning.schema;
   }
 
   /**
@@ -65,12 +59,12 @@ export class SubscriptionExecutor {
   }
 
   private planAnew(document: DocumentNode, operationName: string | undefined): PlannedSubscription {
-    const operation = operationFromDocument(this.apiSchema, document, { operationName });
-    const plan = this.planner.buildQueryPlan(operation);
+    const plan = this.planning.plan(document, operationName);
     if (plan.node?.kind !== 'Subscription') throw new Error('The operation is not a subscription');
     const { primary, rest } = plan.node;
     const operationContext = buildOperationContext({ schema: this.schema, operationDocument: document, operationName });
-    const passthrough = answersAsAsked(primary, rest, document, operationName);
+    // An event of the primary fetch is the client's answer when nothing follows it in the plan.
+    const passthrough = !rest && answersAsAsked(primary, document, operationName);
     const perEvent: QueryPlan = {
       kind: 'QueryPlan',
       node: { kind: 'Sequence', nodes: [{ ...primary, serviceName: EVENT_SERVICE }, ...(rest ? [rest as PlanNode] : [])] },
@@ -101,29 +95,11 @@ export class SubscriptionExecutor {
             overallCachePolicy: undefined,
           } as never,
           operationContext,
-          this.supergraphSchema,
-          this.apiSchema,
+          this.planning.supergraphSchema,
+          this.planning.apiSchema,
         );
         return { data: result.data as ExecutionResult['data'], errors: result.errors as ExecutionResult['errors'] };
       },
     };
   }
-}
-
-/**
- * Whether an event of the primary fetch is already the client's answer: the plan has nothing
- * after it, no rewrites, and the fetch selects exactly what the client's operation selects (same
- * fields, aliases, arguments and directives, no fragments to expand). Then running the plan per
- * event would only copy the event into the same shape; with a thousand subscribers to one
- * channel it was a thousand plan executions per message. Anything else keeps the full path.
- */
-function answersAsAsked(primary: FetchNode, rest: unknown, document: DocumentNode, operationName: string | undefined): boolean {
-  if (rest || primary.inputRewrites?.length || primary.outputRewrites?.length || primary.contextRewrites?.length) return false;
-  if (document.definitions.some((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)) return false;
-  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
-  const asked = operationName ? operations.find((operation) => operation.name?.value === operationName) : operations[0];
-  const fetched = parse(primary.operation).definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
-  if (!asked || !fetched) return false;
-  const selection = print(asked.selectionSet);
-  return !selection.includes('...') && selection === print(fetched.selectionSet);
 }
