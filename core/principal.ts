@@ -72,7 +72,29 @@ export class UnauthenticatedError extends DomainError {
 
 /** Verifies a signed principal header; throws UnauthenticatedError when missing, forged or stale. */
 export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now()): Principal {
+  const { principal, iat } = verifiedPayload(header, secret);
+  const age = Math.floor(now / 1000) - iat;
+  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) {
+    throw new UnauthenticatedError('Principal signature has expired');
+  }
+  return { ...principal };
+}
+
+/** Headers whose signature checked out, by header and secret; past this many it starts over. */
+const MAX_VERIFIED = 10_000;
+const verified = new Map<string, { principal: Principal; iat: number }>();
+
+/**
+ * The header's principal and signing time once its signature checks out. The edge reuses one
+ * header per principal for seconds (PrincipalSigner), so the same bytes arrive again and again:
+ * their HMAC is computed once. The age is checked by the caller on every use, so a remembered
+ * header expires exactly when an unremembered one would.
+ */
+function verifiedPayload(header: string | undefined, secret: string): { principal: Principal; iat: number } {
   if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
+  const cacheKey = `${secret}\u0000${header}`;
+  const known = verified.get(cacheKey);
+  if (known) return known;
   const [payload, signature, extra] = header.split('.');
   if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError('Malformed principal');
   const expected = mac(secret, payload);
@@ -86,12 +108,11 @@ export function verifyPrincipal(header: string | undefined, secret: string, now 
   } catch {
     throw new UnauthenticatedError('Malformed principal');
   }
-  const age = Math.floor(now / 1000) - decoded.iat;
-  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) {
-    throw new UnauthenticatedError('Principal signature has expired');
-  }
-  const { iat: _iat, ...principal } = decoded;
-  return principal;
+  const { iat, ...principal } = decoded;
+  const entry = { principal: principal as Principal, iat };
+  if (verified.size >= MAX_VERIFIED) verified.clear();
+  verified.set(cacheKey, entry);
+  return entry;
 }
 
 /** The header carrying a keyless caller (the inference proxy and gateway), signed by the edge like a principal. */

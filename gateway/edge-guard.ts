@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKey } from '../identity/api-key.entity.js';
-import { IdentityService } from '../identity/identity.service.js';
+import { authenticateKey } from '../identity/identity.service.js';
 import type { KeyUseRecorder } from '../identity/key-use-recorder.js';
 import type { KeyCache } from '../identity/key-cache.js';
 import { sendApiError } from '../rest-bridge/errors.js';
@@ -63,7 +63,7 @@ export function edgeGuard(
         else if (viaSession.ok) principal = viaSession.principal;
         else sessionRefusal = viaSession.error;
       } else {
-        const result = await new IdentityService(identityOrm.em.fork(), { keyCache }).authenticate(secret);
+        const result = await authenticateKey(secret, { keyCache, em: () => identityOrm.em.fork() });
         if (!result.ok) refusal = result.reason;
         else if (!edge.kinds(req).includes(result.principal.kind)) refusal = 'wrong_kind';
         else {

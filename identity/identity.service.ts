@@ -291,27 +291,37 @@ export class IdentityService {
 
   /** Looks a presented secret up by its hash: from the key cache when it has it, else one indexed read. */
   async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
-    const hash = hashSecret(secret);
-    let key = this.keyCache?.get(hash);
-    if (!key) {
-      key = (await this.em.findOne(ApiKey, { secretHash: hash }, { populate: ['account'] })) ?? undefined;
-      if (key) this.keyCache?.set(hash, key);
-    }
-    if (!key) return { ok: false, reason: 'invalid_key' };
-    const refusal = keyRefusal(key, now);
-    if (refusal) return { ok: false, reason: refusal };
-    return {
-      ok: true,
-      key,
-      principal: {
-        accountId: key.account.id,
-        account: key.account.slug,
-        keyId: key.id,
-        kind: key.kind,
-        mode: modeOfKind(key.kind),
-        // Absent on the default plan: the inference subgraph, which holds the configuration, fills it in (planOf).
-        ...(PLAN_KEY_KINDS.includes(key.kind) && key.plan ? { plan: key.plan } : {}),
-      },
-    };
+    return authenticateKey(secret, { keyCache: this.keyCache, em: () => this.em }, now);
   }
+
+}
+
+/**
+ * The key a secret belongs to, if it authenticates at `now`, and its principal. The key cache is
+ * read first; `em` is asked for only on a miss, so the edge forks no EntityManager for a key it
+ * has seen (the edge guard, on every request).
+ */
+export async function authenticateKey(secret: string, from: { keyCache?: KeyCache; em: () => EntityManager }, now = new Date()): Promise<AuthenticationResult> {
+  const hash = hashSecret(secret);
+  let key = from.keyCache?.get(hash);
+  if (!key) {
+    key = (await from.em().findOne(ApiKey, { secretHash: hash }, { populate: ['account'] })) ?? undefined;
+    if (key) from.keyCache?.set(hash, key);
+  }
+  if (!key) return { ok: false, reason: 'invalid_key' };
+  const refusal = keyRefusal(key, now);
+  if (refusal) return { ok: false, reason: refusal };
+  return {
+    ok: true,
+    key,
+    principal: {
+      accountId: key.account.id,
+      account: key.account.slug,
+      keyId: key.id,
+      kind: key.kind,
+      mode: modeOfKind(key.kind),
+      // Absent on the default plan: the inference subgraph, which holds the configuration, fills it in (planOf).
+      ...(PLAN_KEY_KINDS.includes(key.kind) && key.plan ? { plan: key.plan } : {}),
+    },
+  };
 }

@@ -28,9 +28,18 @@ registerEnumType(MemberStatus, {
 /** What is stored; ACTIVE, GRACE and LAPSED are all `current`, told apart by the dates. */
 export type MemberState = 'pending' | 'current' | 'suspended' | 'cancelled';
 
+const DAY_MS = 86_400_000;
+/** The last day printed and the instants it covers: every member's status asks for today. */
+let printedDay = { from: 0, until: 0, day: '' };
+
 /** Today's calendar date in UTC, as YYYY-MM-DD. */
-export function today(now = new Date()): string {
-  return now.toISOString().slice(0, 10);
+export function today(now?: Date): string {
+  const ms = now ? now.getTime() : Date.now();
+  if (ms < printedDay.from || ms >= printedDay.until) {
+    const from = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
+    printedDay = { from, until: from + DAY_MS, day: new Date(from).toISOString().slice(0, 10) };
+  }
+  return printedDay.day;
 }
 
 type Comparison = { $lt?: string; $gte?: string };

@@ -73,4 +73,20 @@ describe('signed principals', () => {
       expect(codeOf(() => verifyPrincipal(header, secret)), header).toBe('UNAUTHENTICATED');
     }
   });
+
+  it('remembers a verified header but still refuses it once it is too old, and never under another secret', () => {
+    const signedAt = Date.now();
+    const header = signPrincipal(principal, secret, signedAt);
+    expect(verifyPrincipal(header, secret, signedAt)).toEqual(principal);
+    expect(verifyPrincipal(header, secret, signedAt + 60_000)).toEqual(principal);
+    expect(codeOf(() => verifyPrincipal(header, secret, signedAt + 301_000))).toBe('UNAUTHENTICATED');
+    expect(codeOf(() => verifyPrincipal(header, 'b'.repeat(40), signedAt))).toBe('UNAUTHENTICATED');
+  });
+
+  it('hands every caller its own principal object', () => {
+    const header = signPrincipal(principal, secret);
+    const first = verifyPrincipal(header, secret);
+    (first as { account: string }).account = 'changed';
+    expect(verifyPrincipal(header, secret)).toEqual(principal);
+  });
 });
