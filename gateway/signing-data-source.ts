@@ -62,10 +62,62 @@ export class PrincipalSigner {
  */
 const subgraphAgent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connect: { timeout: 5_000 } });
 
+type RawHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * Response headers as the Fetcher interface reads them, over undici's own record (names lower
+ * case). Building a WHATWG Headers per subgraph fetch, with its validation of every name and
+ * value, was 5% of a member lookup's profile at one connection; what reads these headers is the
+ * content-type check in parseBody and, when shared, the copy deduplication keeps.
+ */
+class ResponseHeaders implements Iterable<[string, string]> {
+  constructor(readonly raw: RawHeaders) {}
+
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  has(name: string): boolean {
+    return this.raw[name.toLowerCase()] !== undefined;
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    for (const [name, value] of Object.entries(this.raw)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const one of value) yield [name, one];
+      else yield [name, value];
+    }
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [name] of this.entries()) yield name;
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+
+  // A response's headers are read, never changed.
+  append(): void {
+    throw new TypeError('Response headers are read-only');
+  }
+
+  set(): void {
+    throw new TypeError('Response headers are read-only');
+  }
+
+  delete(): void {
+    throw new TypeError('Response headers are read-only');
+  }
+}
+
 /** The little of a fetch Response that RemoteGraphQLDataSource reads (status, headers, body). */
-function fetcherResponse(url: string, status: number, headers: Record<string, string | string[] | undefined>, body: { text(): Promise<string> }): FetcherResponse {
-  const entries = Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((v) => [name, v] as [string, string])));
-  const responseHeaders = new Headers(entries);
+function fetcherResponse(url: string, status: number, headers: RawHeaders, body: { text(): Promise<string> }): FetcherResponse {
   let text: Promise<string> | undefined;
   const read = () => (text ??= body.text());
   const response: UtilsFetcherResponse = {
@@ -75,7 +127,7 @@ function fetcherResponse(url: string, status: number, headers: Record<string, st
     status,
     ok: status >= 200 && status < 300,
     statusText: '',
-    headers: responseHeaders,
+    headers: new ResponseHeaders(headers),
     text: read,
     json: async () => JSON.parse(await read()),
     arrayBuffer: async () => new TextEncoder().encode(await read()).buffer as ArrayBuffer,
@@ -111,7 +163,7 @@ const QUERY_BODY = /^\{"query":"(?:query\b|\{)/;
  * The shared call carries the first caller's x-request-id; the others' ids reach the edge's log only.
  */
 export function deduplicatingFetcher(fetcher: Fetcher = subgraphFetcher): Fetcher {
-  const inflight = new Map<string, Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>>();
+  const inflight = new Map<string, Promise<{ status: number; headers: RawHeaders; text: string }>>();
   return async (url, init) => {
     const body = init?.body;
     const headers = init?.headers as Record<string, string> | undefined;
@@ -122,7 +174,8 @@ export function deduplicatingFetcher(fetcher: Fetcher = subgraphFetcher): Fetche
     if (!shared) {
       shared = (async () => {
         const response = await fetcher(url, init);
-        return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
+        const headers = response.headers instanceof ResponseHeaders ? response.headers.raw : Object.fromEntries(response.headers);
+        return { status: response.status, headers, text: await response.text() };
       })();
       inflight.set(key, shared);
       const forget = () => inflight.delete(key);

@@ -28,6 +28,7 @@ beforeAll(async () => {
       const n = received.length;
       setTimeout(() => {
         res.setHeader('content-type', 'application/json');
+        res.setHeader('x-tag', ['a', 'b']);
         res.end(JSON.stringify({ data: { me: { keyId: principal.keyId, n, tags: ['x'] } } }));
       }, 100);
     });
@@ -108,5 +109,23 @@ describe('in-flight deduplication of subgraph queries', () => {
     expect(answer.status).toBe(200);
     expect(calls).toBe(2);
     expect(received).toHaveLength(1);
+  });
+});
+
+describe('subgraph responses as the data source reads them', () => {
+  it('have headers read by any case of their name, repeated ones joined, iterable, and not to be changed; shared copies keep them', async () => {
+    const init = { method: 'POST', headers: { [PRINCIPAL_HEADER]: new PrincipalSigner(SECRET).sign(alice), 'content-type': 'application/json' }, body: '{"query":"{ me { n } }"}' };
+    for (const fetcher of [subgraphFetcher, deduplicatingFetcher()]) {
+      const response = await fetcher(url, init);
+      expect(response.headers.get('Content-Type')).toBe('application/json');
+      expect(response.headers.has('CONTENT-TYPE')).toBe(true);
+      expect(response.headers.get('x-missing')).toBeNull();
+      expect(response.headers.get('X-Tag')).toBe('a, b');
+      expect([...response.headers].filter(([name]) => name === 'x-tag')).toEqual([['x-tag', 'a'], ['x-tag', 'b']]);
+      expect(new Map(response.headers).get('content-type')).toBe('application/json');
+      expect([...response.headers.keys()]).toContain('content-length');
+      expect(() => response.headers.set('content-type', 'text/plain')).toThrow(TypeError);
+      expect(JSON.parse(await response.text())).toMatchObject({ data: { me: { keyId: 'key_a' } } });
+    }
   });
 });
