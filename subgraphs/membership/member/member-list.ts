@@ -2,6 +2,7 @@ import { QueryOrder, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { cursorParts, encodeCursor } from '../../shared/cursor.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, UUID, type Page } from '../../shared/pagination.js';
+import { findForReading } from '../../shared/read-only-rows.js';
 import { Member } from './member.entity.js';
 import { MemberSort, SORT_KEYS } from './member-sort.js';
 
@@ -58,7 +59,8 @@ export async function pageMembers(
   const conditions = [...where];
   if (options.after) conditions.push(after(field, direction, decode(options.after, sort)));
   const order = field === 'periodEnd' ? (direction === 'asc' ? QueryOrder.ASC_NULLS_LAST : QueryOrder.DESC_NULLS_FIRST) : direction;
-  const rows = await em.find(Member, { $and: conditions } as FilterQuery<Member>, {
+  // A page is only read: its rows skip the unit of work (findForReading).
+  const rows = await findForReading(em, Member, { $and: conditions } as FilterQuery<Member>, {
     orderBy: [{ [field]: order }, { id: direction }] as never,
     limit: limit + 1,
   });
