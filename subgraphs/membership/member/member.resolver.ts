@@ -24,8 +24,10 @@ export class MemberResolver {
   }
 
   @FieldResolver(() => MemberCategory, { nullable: true })
-  category(@Root() member: Member, @Ctx() ctx: SubgraphContext): Promise<MemberCategory | null> {
-    if (!member.categoryId) return Promise.resolve(null);
+  category(@Root() member: Member, @Ctx() ctx: SubgraphContext): MemberCategory | null | Promise<MemberCategory | null> {
+    // Null as a value, not a promise: a row whose fields are all values is completed as it is,
+    // one with a promise among them waits on every field (graphql-js's promiseForObject).
+    if (!member.categoryId) return null;
     const loader = loaderFor(ctx, 'memberCategory.byId', () => new DataLoader<string, MemberCategory | null>((ids) => new CategoryService(ctx.em, ctx.principal).findMany(ids)));
     return loader.load(member.categoryId);
   }
