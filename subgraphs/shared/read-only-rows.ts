@@ -5,7 +5,7 @@ type EntityClass<T> = abstract new (...args: never[]) => T;
 type Options<T> = { orderBy?: QueryOrderMap<T>[]; limit?: number };
 
 /** Entities checked once to have no relations, filters or table inheritance: what `em.find` would treat differently. */
-const plainEntities = new WeakMap<object, EntityMetadata>();
+const plainEntities = new WeakSet<EntityMetadata>();
 
 /**
  * A statement MikroORM built for one shape of query (the same filter keys and operators, nulls and
@@ -23,7 +23,8 @@ interface Statement {
 const LIMIT = -1;
 /** Shapes per entity; a page's filters come in a few dozen shapes, a bound keeps a bug from growing it. */
 const MAX_SHAPES = 500;
-const statements = new WeakMap<object, Map<string, Statement | null>>();
+/** By entity metadata, which is each ORM's own: two ORMs over one class (another schema, say) keep apart. */
+const statements = new WeakMap<EntityMetadata, Map<string, Statement | null>>();
 
 /**
  * Rows of `entity` for a read-only answer (a page of a list). MikroORM builds the statement from
@@ -45,8 +46,8 @@ export async function findForReading<T extends object>(em: EntityManager, entity
   const shape = shapeOf(where, values);
   // Inside a transaction (or a session context) the query builder knows which connection to use.
   const plain = shape !== undefined && !em.getTransactionContext() && !em.getTransactionSessionContext();
-  let byShape = statements.get(entity);
-  if (!byShape) statements.set(entity, (byShape = new Map()));
+  let byShape = statements.get(meta);
+  if (!byShape) statements.set(meta, (byShape = new Map()));
   const key = plain ? `${shape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit ?? ''}` : '';
   let statement = plain ? byShape.get(key) : null;
   if (statement === undefined) {
@@ -74,13 +75,12 @@ export async function findForReading<T extends object>(em: EntityManager, entity
 }
 
 function metadataOf<T extends object>(em: EntityManager, entity: EntityClass<T>): EntityMetadata {
-  let meta = plainEntities.get(entity);
-  if (!meta) {
-    meta = em.getMetadata().get(entity) as EntityMetadata;
+  const meta = em.getMetadata().get(entity) as EntityMetadata;
+  if (!plainEntities.has(meta)) {
     if (meta.relations.length || Object.keys(meta.filters ?? {}).length || meta.inheritanceType) {
       throw new Error(`${meta.className} has relations, filters or inheritance: read it with em.find`);
     }
-    plainEntities.set(entity, meta);
+    plainEntities.add(meta);
   }
   return meta;
 }
