@@ -19,7 +19,7 @@ interface SingleFetch {
   variableDefinitions: readonly VariableDefinitionNode[];
 }
 
-/** Plans kept per document at most; Apollo's document store hands the same object for the same text. */
+/** What is kept for a document that is not one fetch answered as asked: the gateway's executor runs it. */
 const NOT_SINGLE = null;
 
 /**
@@ -37,6 +37,7 @@ const NOT_SINGLE = null;
  * cannot be reached. The fetch is never sent twice.
  */
 export class QueryPassthrough {
+  /** By document object: Apollo's document store hands the same object for the same text, and lets it go when it evicts the text. */
   private readonly singles = new WeakMap<DocumentNode, Map<string, SingleFetch | typeof NOT_SINGLE>>();
 
   constructor(
