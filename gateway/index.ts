@@ -130,6 +130,10 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       return dataSource;
     },
     logger: options.logger,
+    // Off whatever NODE_ENV says (Apollo turns it on outside production): with it, any client
+    // sending Apollo-Query-Plan-Experimental got the plan, with subgraph names and the internal
+    // operations, in the response's extensions.
+    __exposeQueryPlanExperimental: false,
   });
   // One planner beside the gateway's, for subscriptions and for single-fetch operations.
   const planning = new SupergraphPlanning(options.supergraphSdl);

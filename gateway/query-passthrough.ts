@@ -61,8 +61,6 @@ export class QueryPassthrough {
   executor(full: GatewayExecutor): GatewayExecutor {
     return async (requestContext) => {
       const { request, document } = requestContext;
-      // The gateway's experimental query-plan header asks for the plan in extensions: its way.
-      if (request.http?.headers.get('apollo-query-plan-experimental')) return full(requestContext);
       const single = this.singleFetch(document, request.operationName);
       if (!single) return full(requestContext);
       const service = this.services[single.fetch.serviceName];

@@ -74,6 +74,19 @@ afterAll(async () => {
 });
 
 describe('the gateway over the four subgraphs', () => {
+  it('never hands a client the query plan, whatever header it sends', async () => {
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${liveKey}`, 'apollo-query-plan-experimental': '1', 'apollo-query-plan-experimental-format': 'internal' },
+      body: JSON.stringify({ query: '{ members(limit: 1) { data { id jobPostings { id } } } }' }),
+    });
+    const body = (await response.json()) as { data?: unknown; extensions?: Record<string, unknown> };
+    expect(response.status).toBe(200);
+    expect(body.data).toBeDefined();
+    expect(body.extensions?.__queryPlanExperimental).toBeUndefined();
+    expect(JSON.stringify(body)).not.toContain('serviceName');
+  });
+
   it('resolves a page of job postings with their posters in one SQL statement on members', async () => {
     const members: string[] = [];
     for (let i = 0; i < 6; i++) {

@@ -32,7 +32,7 @@ function services(answer: (sent: Sent) => Promise<{ data?: Record<string, unknow
   return { sent, map: map as never };
 }
 
-function run(passthrough: QueryPassthrough, query: string, options: { variables?: Record<string, unknown>; operationName?: string; headers?: Record<string, string> } = {}) {
+function run(passthrough: QueryPassthrough, query: string, options: { variables?: Record<string, unknown>; operationName?: string } = {}) {
   const fullCalls: string[] = [];
   const executor = passthrough.executor(async (requestContext) => {
     fullCalls.push(requestContext.request.query!);
@@ -40,7 +40,7 @@ function run(passthrough: QueryPassthrough, query: string, options: { variables?
   });
   const document = parse(query);
   const result = executor({
-    request: { query, variables: options.variables, operationName: options.operationName, http: options.headers ? { headers: new Map(Object.entries(options.headers)) } : undefined },
+    request: { query, variables: options.variables, operationName: options.operationName },
     document,
     operationName: options.operationName ?? null,
     context: { requestId: 'req_test' },
@@ -110,14 +110,6 @@ describe('operations one subgraph answers exactly as asked', () => {
       expect(await result, query).toEqual({ data: { full: true } });
       expect(fullCalls, query).toEqual([query]);
     }
-    expect(sent).toEqual([]);
-  });
-
-  it('leave to the gateway executor a request that asks for its query plan', async () => {
-    const { sent, map } = services(async () => ({ data: { member: { id: 'a' } } }));
-    const { result, fullCalls } = run(new QueryPassthrough(planning, map), '{ member(id: "a") { id } }', { headers: { 'apollo-query-plan-experimental': '1' } });
-    expect(await result).toEqual({ data: { full: true } });
-    expect(fullCalls).toHaveLength(1);
     expect(sent).toEqual([]);
   });
 
