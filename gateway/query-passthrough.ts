@@ -1,7 +1,7 @@
 import { buildOperationContext, executeQueryPlan, type GraphQLDataSource, type GraphQLDataSourceProcessOptions, type ServiceMap } from '@apollo/gateway';
 import type { FetchNode, QueryPlan } from '@apollo/query-planner';
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { Kind, type DocumentNode, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
+import { getOperationAST, type DocumentNode, type VariableDefinitionNode } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values.js';
 import type { EdgeContext } from '../core/edge-context.js';
 import { answersAsAsked, type SupergraphPlanning } from './supergraph-planning.js';
@@ -118,11 +118,7 @@ export class QueryPassthrough {
       return NOT_SINGLE;
     }
     if (plan.node?.kind !== 'Fetch' || !answersAsAsked(plan.node, document, operationName)) return NOT_SINGLE;
-    const operation = document.definitions.find(
-      (definition): definition is OperationDefinitionNode =>
-        definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName),
-    );
-    return { plan, fetch: plan.node, variableDefinitions: operation?.variableDefinitions ?? [] };
+    return { plan, fetch: plan.node, variableDefinitions: getOperationAST(document, operationName)?.variableDefinitions ?? [] };
   }
 
   /** The gateway's executeQueryPlan over the same plan, its one fetch answered by what came back. */

@@ -1,6 +1,6 @@
 import { operationFromDocument, Supergraph } from '@apollo/federation-internals';
 import { QueryPlanner, type FetchNode, type QueryPlan } from '@apollo/query-planner';
-import { Kind, parse, print, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, Kind, parse, print, type DocumentNode, type GraphQLSchema } from 'graphql';
 
 /**
  * The committed supergraph, its schemas and the gateway's own query planner, built once per edge
@@ -40,9 +40,8 @@ export class SupergraphPlanning {
 export function answersAsAsked(fetch: FetchNode, document: DocumentNode, operationName: string | undefined | null): boolean {
   if (fetch.requires?.length || fetch.inputRewrites?.length || fetch.outputRewrites?.length || fetch.contextRewrites?.length) return false;
   if (document.definitions.some((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)) return false;
-  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
-  const asked = operationName ? operations.find((operation) => operation.name?.value === operationName) : operations[0];
-  const fetched = parse(fetch.operation).definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  const asked = getOperationAST(document, operationName);
+  const fetched = getOperationAST(parse(fetch.operation));
   if (!asked || !fetched || asked.operation !== fetched.operation) return false;
   const selection = print(asked.selectionSet);
   return !selection.includes('...') && selection === print(fetched.selectionSet);

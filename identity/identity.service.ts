@@ -293,7 +293,6 @@ export class IdentityService {
   async authenticate(secret: string, now = new Date()): Promise<AuthenticationResult> {
     return authenticateKey(secret, { keyCache: this.keyCache, em: () => this.em }, now);
   }
-
 }
 
 /**

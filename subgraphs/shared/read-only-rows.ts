@@ -48,7 +48,7 @@ export async function findForReading<T extends object>(em: EntityManager, entity
   const plain = shape !== undefined && !em.getTransactionContext() && !em.getTransactionSessionContext();
   let byShape = statements.get(meta);
   if (!byShape) statements.set(meta, (byShape = new Map()));
-  const key = plain ? `${shape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit ?? ''}` : '';
+  const key = `${shape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit ?? ''}`;
   let statement = plain ? byShape.get(key) : null;
   if (statement === undefined) {
     statement = template(em, entity, where, options, values.length);
