@@ -180,11 +180,6 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       ...requestLogOptions,
     }),
   );
-  app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
-  app.use(internalKeyStoreRoutes({ identityOrm: options.identityOrm, internalSecret: options.internalSecret, maxActiveKeysPerAccount: options.maxActiveKeysPerAccount }));
-  // The dashboard's files; its API under the same path is mounted with the routes below.
-  app.use(dashboardStatic({ basePath: options.dashboardPath ?? '/dashboard', restBases: options.restBases }));
-
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const limiter = new RateLimiter(redis);
   // One cache per edge process, told of every key change by the key store's notices (key-cache.ts).
@@ -216,6 +211,23 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     logger: options.logger.child({ part: 'usage' }),
   });
   app.use(usage.middleware());
+  // /graphql first: a GraphQL request walks no other route's layers (health, the key store's
+  // internal routes, the dashboard, the REST mounts), none of which serves a path under it.
+  app.use(
+    '/graphql',
+    guard(graphqlInterface(rateLimits), [], sessions),
+    idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
+    express.json({ limit: '1mb' }),
+    apolloMiddleware(apollo, {
+      context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
+    }),
+  );
+
+  app.get('/health', healthHandler(options.identityOrm, options.subgraphUrls));
+  app.use(internalKeyStoreRoutes({ identityOrm: options.identityOrm, internalSecret: options.internalSecret, maxActiveKeysPerAccount: options.maxActiveKeysPerAccount }));
+  // The dashboard's files; its API under the same path is mounted with the routes below.
+  app.use(dashboardStatic({ basePath: options.dashboardPath ?? '/dashboard', restBases: options.restBases }));
+
   app.use(
     `${dashboard.path}/api`,
     dashboardApi(
@@ -296,16 +308,6 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // Keyless interfaces: a client's Authorization header is ignored, and dropped so nothing behind relies on it.
   mount(bases.inferenceProxy, dropAuthorization, guard(keylessInferenceInterface(rateLimits, 'inference-proxy')), relay(bases.inferenceProxy, '/openai/proxy', true));
   mount(bases.inferenceGateway, dropAuthorization, guard(keylessInferenceInterface(rateLimits, 'inference-gateway')), relay(bases.inferenceGateway, '/openai/gateway', true));
-
-  app.use(
-    '/graphql',
-    guard(graphqlInterface(rateLimits), [], sessions),
-    idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
-    express.json({ limit: '1mb' }),
-    apolloMiddleware(apollo, {
-      context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
-    }),
-  );
 
   // graphql-ws on the same path: queries and mutations go to the Apollo server, subscriptions
   // are planned and completed across subgraphs per event.

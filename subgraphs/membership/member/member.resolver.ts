@@ -20,7 +20,7 @@ export class MemberResolver {
 
   @Query(() => Member, { nullable: true })
   member(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member | null> {
-    return service(ctx).find(id);
+    return service(ctx).read(id);
   }
 
   @FieldResolver(() => MemberCategory, { nullable: true })
