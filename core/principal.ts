@@ -73,10 +73,7 @@ export class UnauthenticatedError extends DomainError {
 /** Verifies a signed principal header; throws UnauthenticatedError when missing, forged or stale. */
 export function verifyPrincipal(header: string | undefined, secret: string, now = Date.now()): Principal {
   const { principal, iat } = verifiedPayload(header, secret);
-  const age = Math.floor(now / 1000) - iat;
-  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) {
-    throw new UnauthenticatedError('Principal signature has expired');
-  }
+  checkAge(iat, now, PRINCIPAL_WORDS);
   return { ...principal };
 }
 
@@ -95,24 +92,43 @@ function verifiedPayload(header: string | undefined, secret: string): { principa
   const cacheKey = `${secret}\u0000${header}`;
   const known = verified.get(cacheKey);
   if (known) return known;
-  const [payload, signature, extra] = header.split('.');
-  if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError('Malformed principal');
-  const expected = mac(secret, payload);
-  const given = Buffer.from(signature, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new UnauthenticatedError('Principal signature is invalid');
-  }
-  let decoded: Principal & { iat: number };
-  try {
-    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-  } catch {
-    throw new UnauthenticatedError('Malformed principal');
-  }
-  const { iat, ...principal } = decoded;
+  const decoded = signedPayload(header, secret, PRINCIPAL_WORDS);
+  // A keyless caller's header (signClient) is signed with the same secret: never a principal.
+  if (decoded.keyless !== undefined) throw new UnauthenticatedError(PRINCIPAL_WORDS.malformed);
+  const { iat, ...principal } = decoded as unknown as Principal & { iat: number };
   const entry = { principal: principal as Principal, iat };
   if (verified.size >= MAX_VERIFIED) verified.clear();
   verified.set(cacheKey, entry);
   return entry;
+}
+
+/** What a refused header is called in its errors. */
+interface HeaderWords {
+  malformed: string;
+  invalid: string;
+  expired: string;
+}
+const PRINCIPAL_WORDS: HeaderWords = { malformed: 'Malformed principal', invalid: 'Principal signature is invalid', expired: 'Principal signature has expired' };
+const CLIENT_WORDS: HeaderWords = { malformed: 'Malformed client header', invalid: 'Client header signature is invalid', expired: 'Client header signature has expired' };
+
+/** The JSON payload of `<base64url(json)>.<base64url(hmac)>` once its signature checks out (principals and keyless callers alike). */
+function signedPayload(header: string, secret: string, words: HeaderWords): Record<string, unknown> {
+  const [payload, signature, extra] = header.split('.');
+  if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError(words.malformed);
+  const expected = mac(secret, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new UnauthenticatedError(words.invalid);
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw new UnauthenticatedError(words.malformed);
+  }
+}
+
+/** Throws the header's "expired" error when it was signed more than MAX_AGE_SECONDS away from now. */
+function checkAge(iat: unknown, now: number, words: HeaderWords): void {
+  const age = Math.floor(now / 1000) - Number(iat);
+  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) throw new UnauthenticatedError(words.expired);
 }
 
 /** The header carrying a keyless caller (the inference proxy and gateway), signed by the edge like a principal. */
@@ -127,20 +143,9 @@ export function signClient(address: string, secret: string, now = Date.now()): s
 /** The address of a signed keyless caller; throws UnauthenticatedError when missing, forged or stale. */
 export function verifyClient(header: string | undefined, secret: string, now = Date.now()): string {
   if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
-  const [payload, signature, extra] = header.split('.');
-  if (!payload || !signature || extra !== undefined) throw new UnauthenticatedError('Malformed client header');
-  const expected = mac(secret, payload);
-  const given = Buffer.from(signature, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new UnauthenticatedError('Client header signature is invalid');
-  let decoded: { keyless?: unknown; address?: unknown; iat?: unknown };
-  try {
-    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-  } catch {
-    throw new UnauthenticatedError('Malformed client header');
-  }
-  const age = Math.floor(now / 1000) - Number(decoded.iat);
+  const decoded = signedPayload(header, secret, CLIENT_WORDS);
   // A signed principal is never a keyless caller: the `keyless` mark keeps the two apart.
-  if (decoded.keyless !== true || typeof decoded.address !== 'string') throw new UnauthenticatedError('Malformed client header');
-  if (!Number.isFinite(age) || age > MAX_AGE_SECONDS || age < -MAX_AGE_SECONDS) throw new UnauthenticatedError('Client header signature has expired');
+  if (decoded.keyless !== true || typeof decoded.address !== 'string') throw new UnauthenticatedError(CLIENT_WORDS.malformed);
+  checkAge(decoded.iat, now, CLIENT_WORDS);
   return decoded.address;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planOf, signPrincipal, verifyPrincipal, type Principal } from '../../../core/principal.js';
+import { planOf, signClient, signPrincipal, verifyClient, verifyPrincipal, type Principal } from '../../../core/principal.js';
 
 const secret = 'a'.repeat(40);
 const principal: Principal = {
@@ -9,6 +9,15 @@ const principal: Principal = {
   kind: 'live',
   mode: 'live',
 };
+
+function messageOf(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return 'no error';
+}
 
 function codeOf(fn: () => unknown): unknown {
   try {
@@ -88,5 +97,30 @@ describe('signed principals', () => {
     const first = verifyPrincipal(header, secret);
     (first as { account: string }).account = 'changed';
     expect(verifyPrincipal(header, secret)).toEqual(principal);
+  });
+});
+
+describe('signed keyless callers', () => {
+  const now = Date.UTC(2026, 10, 24, 12);
+
+  it('round-trips the address the edge signed', () => {
+    expect(verifyClient(signClient('203.0.113.7', secret, now), secret, now + 1_000)).toBe('203.0.113.7');
+  });
+
+  it('refuses a missing, malformed, forged or stale header, each in its own words', () => {
+    const header = signClient('203.0.113.7', secret, now);
+    const [payload, signature] = header.split('.');
+    const other = Buffer.from(JSON.stringify({ keyless: true, address: '198.51.100.1', iat: Math.floor(now / 1000) })).toString('base64url');
+    expect(messageOf(() => verifyClient(undefined, secret, now))).toBe('This service is reached only through the platform edge');
+    expect(messageOf(() => verifyClient(`${payload}.${signature}.x`, secret, now))).toBe('Malformed client header');
+    expect(messageOf(() => verifyClient(`${other}.${signature}`, secret, now))).toBe('Client header signature is invalid');
+    expect(messageOf(() => verifyClient(signClient('203.0.113.7', 'b'.repeat(40), now), secret, now))).toBe('Client header signature is invalid');
+    expect(messageOf(() => verifyClient(header, secret, now + 301_000))).toBe('Client header signature has expired');
+    expect(codeOf(() => verifyClient(header, secret, now + 301_000))).toBe('UNAUTHENTICATED');
+  });
+
+  it('never takes a signed principal for a keyless caller, nor the reverse', () => {
+    expect(messageOf(() => verifyClient(signPrincipal(principal, secret, now), secret, now))).toBe('Malformed client header');
+    expect(messageOf(() => verifyPrincipal(signClient('203.0.113.7', secret, now), secret, now))).toBe('Malformed principal');
   });
 });
