@@ -34,6 +34,8 @@ interface Instance {
   command(line: string): void;
   /** A full garbage collection in the instance, when it can (in-process); resolves once done. */
   collect(): Promise<void>;
+  /** The instance process's CPU time so far (user and system, µs); -1 when it is not in-process. */
+  cpu(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -51,8 +53,10 @@ async function startInstance(env: Record<string, string | undefined>): Promise<I
     child.once('exit', (code) => reject(new Error(`a platform instance exited with ${code}`)));
   });
   const collected: (() => void)[] = [];
+  const cpuTimes: ((micros: number) => void)[] = [];
   lines.on('line', (line) => {
     if (line.startsWith('collected')) collected.shift()?.();
+    else if (line.startsWith('cpu ')) cpuTimes.shift()?.(Number(line.slice(4)));
     else console.log(`  (instance) ${line}`);
   });
   return {
@@ -64,6 +68,11 @@ async function startInstance(env: Record<string, string | undefined>): Promise<I
       new Promise<void>((resolve) => {
         collected.push(resolve);
         child.stdin!.write('gc\n');
+      }),
+    cpu: () =>
+      new Promise<number>((resolve) => {
+        cpuTimes.push(resolve);
+        child.stdin!.write('cpu\n');
       }),
     stop: async () => {
       if (child.exitCode !== null) return;
@@ -128,6 +137,8 @@ interface Result {
   p50: number;
   p99: number;
   kibPerSocket: number;
+  /** The instances' CPU time (edge and subgraphs, not PostgreSQL or Redis) over the timed messages, per delivery; NaN when not in-process. */
+  cpuPerDelivery: number;
 }
 
 /**
@@ -218,6 +229,7 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   await new Promise((r) => setTimeout(r, 2000));
 
   if (profileDir) first.command('profile-start');
+  const cpuBefore = await Promise.all(instances.map((i) => i.cpu()));
   for (let i = 0; i < messages; i++) {
     await send(String(Date.now()));
     await new Promise((r) => setTimeout(r, 50));
@@ -225,6 +237,8 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   const expected = size * messages;
   const until = Date.now() + 120_000;
   while (delivered < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  const cpuAfter = await Promise.all(instances.map((i) => i.cpu()));
+  const cpuSpent = cpuBefore.some((micros) => micros < 0) ? NaN : cpuAfter.reduce((sum, micros, i) => sum + micros - cpuBefore[i], 0);
   // Late duplicates would push the ratio above 1.0.
   await new Promise((r) => setTimeout(r, 500));
   if (profileDir) first.command(`profile-stop ${path.join(profileDir, `fanout-${label.replace(/[^a-z0-9]+/gi, "-")}.cpuprofile`)}`);
@@ -237,12 +251,21 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   await Promise.all(clients.map((client) => client.dispose()));
   await new Promise((r) => setTimeout(r, 1000));
   const grown = connected.reduce((sum, rss, i) => sum + rss - before[i], 0);
-  return { label, subscribers: size, delivered, expected, p50: percentile(latencies, 50), p99: percentile(latencies, 99), kibPerSocket: grown / size / 1024 };
+  return {
+    label,
+    subscribers: size,
+    delivered,
+    expected,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    kibPerSocket: grown / size / 1024,
+    cpuPerDelivery: cpuSpent / Math.max(delivered, 1),
+  };
 }
 
 const results: Result[] = [];
 const row = (r: Result) =>
-  `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB`;
+  `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB   ${Number.isNaN(r.cpuPerDelivery) ? '     n/a' : r.cpuPerDelivery.toFixed(0).padStart(8)}`;
 /** Each run's row as soon as it is measured, so a later run that fails does not lose it. */
 const record = (r: Result) => {
   results.push(r);
@@ -269,9 +292,10 @@ try {
 
   const topology = process.env.FANOUT_TOPOLOGY === 'supervised' ? "npm start's (supervised processes)" : 'in-process (edge and subgraphs in one process)';
   console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, instances ${topology}, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}\n`);
-  console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket');
+  console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket   CPU µs per delivery');
   for (const r of results) console.log(row(r));
   console.log('\nTargets: 1,000 on one instance p99 < 100 ms; 10,000 over two p99 < 1 s; all delivered; at most 113 KiB per socket.');
+  console.log('CPU per delivery: user and system time of the instances\' processes (edge and subgraphs; not PostgreSQL, Redis or the clients) from the first timed message to the last delivery, over the deliveries.');
   console.log('Memory: resident set of the instances\' Node processes (gateway and subgraphs) with the sockets open, less before, per socket; each reading after a full garbage collection (in-process instances).\n');
 } finally {
   for (const service of running.reverse()) await service.stop().catch(() => {});

@@ -6,7 +6,8 @@
  * DATABASE_URL (or a temporary embedded PostgreSQL) and REDIS_URL when set. Prints one JSON line
  * when up ({ baseUrl, secret, databaseUrl }), then answers lines on stdin: `profile-start`,
  * `profile-stop <file>` (a V8 CPU profile of this process; in-process only), `gc` (a full
- * collection, answered `collected`; in-process only), `stop`.
+ * collection, answered `collected`; in-process only), `cpu` (the process's CPU time so far, in µs,
+ * answered `cpu <n>`; -1 when not in-process), `stop`.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -81,8 +82,9 @@ async function runSupervised(): Promise<never> {
     const [command] = line.trim().split(/\s+/);
     if (command === 'stop') break;
     if (command.startsWith('profile')) process.stdout.write('profiles are taken of the in-process arrangement only (FANOUT_TOPOLOGY unset)\n');
-    // The services are other processes: their heaps are their own.
+    // The services are other processes: their heaps and CPU time are their own.
     if (command === 'gc') process.stdout.write('collected nothing\n');
+    if (command === 'cpu') process.stdout.write('cpu -1\n');
   }
   return stop() as Promise<never>;
 }
@@ -114,6 +116,10 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
     // the members is not counted (or, collected meanwhile, subtracted) per socket.
     await session.post('HeapProfiler.collectGarbage');
     process.stdout.write('collected\n');
+  } else if (command === 'cpu') {
+    // CPU time of this process (edge and subgraphs), user and system, in µs.
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`cpu ${user + system}\n`);
   } else if (command === 'stop') {
     break;
   }

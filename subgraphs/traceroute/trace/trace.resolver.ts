@@ -1,4 +1,5 @@
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
+import { ADMIN } from '../../shared/authorization.js';
+import { Arg, Args, Authorized, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
 import { TraceImportReportType } from './import-report.type.js';
 import { Trace } from './trace.entity.js';
@@ -26,10 +27,11 @@ export class TraceResolver {
     return service(ctx).stats(args);
   }
 
+  @Authorized(ADMIN)
   @Mutation(() => TraceImportReportType, {
     description: 'Admin: imports RIPE Atlas results (JSON array, JSON lines or {results: [...]}) or scamper2 JSON lines, at most 1 MiB (larger files: the command-line import).',
   })
   importTraces(@Arg('content', () => String) content: string, @Ctx() ctx: SubgraphContext): Promise<TraceImportReportType> {
-    return service(ctx).import(ctx.principal, content);
+    return service(ctx).import(content);
   }
 }

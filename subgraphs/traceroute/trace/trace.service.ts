@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeTimeCursor, encodeTimeCursor } from '../../shared/cursor.js';
 import { DomainError } from '../../../core/errors.js';
 import { UUID } from '../../shared/pagination.js';
-import type { Principal } from '../../../core/principal.js';
 import { sharedIpEnricher } from '../enrichment/ip-enricher.js';
 import { readTextRecords } from '../ingest/record-reader.js';
 import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
@@ -196,11 +195,8 @@ export class TraceService {
     };
   }
 
-  /** Admin: imports RIPE Atlas or scamper2 content given as text (at most MAX_IMPORT_CONTENT bytes). */
-  async import(principal: Principal, content: string): Promise<ImportReport> {
-    if (principal.kind !== 'admin') {
-      throw new DomainError('FORBIDDEN', 'Only an admin key may import traces', { reason: 'admin_only' });
-    }
+  /** Imports RIPE Atlas or scamper2 content given as text (at most MAX_IMPORT_CONTENT bytes); admin keys only (the resolver's `@Authorized`). */
+  async import(content: string): Promise<ImportReport> {
     if (Buffer.byteLength(content, 'utf8') > MAX_IMPORT_CONTENT) {
       throw new DomainError('BAD_USER_INPUT', `content is larger than ${MAX_IMPORT_CONTENT / 1024 / 1024} MiB; use the command-line import`, {
         param: 'content',
