@@ -88,7 +88,7 @@ const verified = new Map<string, { principal: Principal; iat: number }>();
  * header expires exactly when an unremembered one would.
  */
 function verifiedPayload(header: string | undefined, secret: string): { principal: Principal; iat: number } {
-  if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
+  if (!header) throw new UnauthenticatedError(EDGE_ONLY);
   const cacheKey = `${secret}\u0000${header}`;
   const known = verified.get(cacheKey);
   if (known) return known;
@@ -101,6 +101,9 @@ function verifiedPayload(header: string | undefined, secret: string): { principa
   verified.set(cacheKey, entry);
   return entry;
 }
+
+/** A request without the header: it did not come through the edge. */
+const EDGE_ONLY = 'This service is reached only through the platform edge';
 
 /** What a refused header is called in its errors. */
 interface HeaderWords {
@@ -142,7 +145,7 @@ export function signClient(address: string, secret: string, now = Date.now()): s
 
 /** The address of a signed keyless caller; throws UnauthenticatedError when missing, forged or stale. */
 export function verifyClient(header: string | undefined, secret: string, now = Date.now()): string {
-  if (!header) throw new UnauthenticatedError('This service is reached only through the platform edge');
+  if (!header) throw new UnauthenticatedError(EDGE_ONLY);
   const decoded = signedPayload(header, secret, CLIENT_WORDS);
   // A signed principal is never a keyless caller: the `keyless` mark keeps the two apart.
   if (decoded.keyless !== true || typeof decoded.address !== 'string') throw new UnauthenticatedError(CLIENT_WORDS.malformed);
