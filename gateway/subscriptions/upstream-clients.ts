@@ -1,6 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
 import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../../core/principal.js';
+import { generateId, GroupedEventsWebSocket } from './grouped-frames.js';
 
 /**
  * graphql-ws connections to the subgraphs, one per subgraph and principal, shared by every client
@@ -19,8 +20,10 @@ function acquire(url: string, principal: Principal, internalSecret: string): { k
     entry = {
       client: createClient({
         url: url.replace(/^http/, 'ws'),
-        webSocketImpl: WebSocket,
-        connectionParams: () => ({ [PRINCIPAL_HEADER]: signPrincipal(principal, internalSecret) }),
+        // Events that several subscriptions receive alike come as one frame (grouped-frames.ts).
+        webSocketImpl: GroupedEventsWebSocket,
+        generateID: generateId,
+        connectionParams: () => ({ [PRINCIPAL_HEADER]: signPrincipal(principal, internalSecret), [GROUPED_EVENTS_PARAM]: true }),
         // Connected while any subscription runs on it, closed with the last one, opened again with the next.
         lazy: true,
         // Subscriptions are at-most-once: a broken upstream ends them; clients resubscribe and refetch.

@@ -1,5 +1,6 @@
 import type { Client, SubscribePayload } from 'graphql-ws';
 import type { ExecutionResult } from 'graphql';
+import { listenGrouped } from './grouped-frames.js';
 
 /**
  * A subgraph subscription as an async iterator whose `return()` ends it at once: it disposes the
@@ -7,8 +8,15 @@ import type { ExecutionResult } from 'graphql';
  * generation) and settles a pending `next()` as done. graphql-ws's own `iterate()` disposes on
  * return but leaves a pending `next()` unsettled, so a client that unsubscribed kept its upstream
  * subscription until the subgraph's next event.
+ *
+ * With `deliver`, events are handed to it as they come and never queued: `next()` then only
+ * settles when the subscription ends (done, or the upstream's error).
  */
-export function upstreamStream(client: Client, payload: SubscribePayload): AsyncIterableIterator<ExecutionResult> & { return(): Promise<IteratorResult<ExecutionResult>> } {
+export function upstreamStream(
+  client: Client,
+  payload: SubscribePayload,
+  deliver?: (event: ExecutionResult) => void,
+): AsyncIterableIterator<ExecutionResult> & { return(): Promise<IteratorResult<ExecutionResult>> } {
   const queue: ExecutionResult[] = [];
   let waiting: { resolve: (result: IteratorResult<ExecutionResult>) => void; reject: (error: unknown) => void } | null = null;
   let finished = false;
@@ -21,21 +29,33 @@ export function upstreamStream(client: Client, payload: SubscribePayload): Async
     else if (failure) reject(failure.error);
     else if (finished) resolve({ value: undefined, done: true });
   };
-  const dispose = client.subscribe<ExecutionResult['data'], ExecutionResult['extensions']>(payload, {
-    next: (value) => {
-      queue.push(value as ExecutionResult);
-      settle();
-    },
+  let stopGrouped = () => {};
+  const receive = (value: ExecutionResult) => {
+    if (finished) return;
+    if (deliver) return deliver(value);
+    queue.push(value);
+    settle();
+  };
+  const unsubscribe = client.subscribe<ExecutionResult['data'], ExecutionResult['extensions']>(payload, {
+    next: (value) => receive(value as ExecutionResult),
     error: (error) => {
       failure = { error };
       finished = true;
+      stopGrouped();
       settle();
     },
     complete: () => {
       finished = true;
+      stopGrouped();
       settle();
     },
   });
+  // The subgraph's grouped frames for this subscription (gateway/subscriptions/grouped-frames.ts).
+  stopGrouped = listenGrouped(payload, receive);
+  const dispose = () => {
+    stopGrouped();
+    unsubscribe();
+  };
   const iterator = {
     [Symbol.asyncIterator]() {
       return iterator;

@@ -44,9 +44,23 @@ interface SocketState {
   requestId: string;
 }
 
-/** An operation's context over the socket: the edge's, plus the socket it came on. */
+/** An operation's context over the socket: the edge's, plus the socket it came on and the operation's id on it. */
 interface SocketContext extends EdgeContext {
   socket: SocketState;
+  operationId: string;
+}
+
+/**
+ * The JSON of a passed-through event's payload, by the event object. A grouped upstream frame
+ * hands one object to every subscription it lists (grouped-frames.ts), so it is written once.
+ */
+const payloadJson = new WeakMap<object, string>();
+
+/** graphql-ws's `next` message for a passed-through event, as its own stringifyMessage writes it. */
+function nextFrame(operationId: string, event: ExecutionResult): string {
+  let json = payloadJson.get(event);
+  if (json === undefined) payloadJson.set(event, (json = JSON.stringify({ data: event.data })));
+  return `{"id":${JSON.stringify(operationId)},"type":"next","payload":${json}}`;
 }
 
 function bearer(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
@@ -249,7 +263,7 @@ export function serveWebSockets(options: {
           document,
           variableValues: payload.variables ?? undefined,
           operationName: payload.operationName ?? undefined,
-          contextValue: { principal: state.principal, requestId: `${state.requestId}:${id}`, socket: state } satisfies SocketContext,
+          contextValue: { principal: state.principal, requestId: `${state.requestId}:${id}`, socket: state, operationId: id } satisfies SocketContext,
         } as ExecutionArgs;
       },
       execute: (async (args: ExecutionArgs): Promise<ExecutionResult> => {
@@ -261,7 +275,7 @@ export function serveWebSockets(options: {
         return response.body.singleResult as ExecutionResult;
       }) as never,
       subscribe: (async (args: ExecutionArgs) => {
-        const { socket: state, ...context } = args.contextValue as SocketContext;
+        const { socket: state, operationId, ...context } = args.contextValue as SocketContext;
         if (state.subscriptions >= options.limits.perSocket) {
           return { errors: refuse(`At most ${options.limits.perSocket} subscriptions per connection`, 'BAD_REQUEST', 'too_many_subscriptions') };
         }
@@ -271,16 +285,31 @@ export function serveWebSockets(options: {
         const planned = options.executor.plan(args.document, args.operationName ?? undefined);
         const variables = (args.variableValues ?? {}) as Record<string, unknown>;
         const sent = Object.fromEntries((planned.primary.variableUsages ?? []).filter((name) => name in variables).map((name) => [name, variables[name]]));
-        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), {
+        const upstreamPayload = {
           query: planned.primary.operation,
           variables: sent,
           operationName: planned.primary.operationName,
           // The subgraph logs and masks its own internal errors under the edge's request id.
           extensions: { requestId: context.requestId },
-        });
+        };
+        let ended = false;
+        /** Whether the key expired since the last check: the socket ends before another event goes out. */
+        const keyExpired = () => {
+          const expired = state.key && keyRefusal(state.key);
+          if (expired) forbid(state, expired);
+          return Boolean(expired);
+        };
+        /** The client's result for an event that is not passed through as it is. */
+        const resolved = async (event: ExecutionResult) =>
+          // The plan merges other subgraphs' fields into the event's objects, which a grouped
+          // frame shares between subscriptions (grouped-frames.ts): it gets its own copy.
+          clientErrors(await planned.resolveEvent(structuredClone(event), context, variables), context.requestId, options.logger);
+
+        if (planned.passthrough) return passThrough();
+
+        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload);
         state.subscriptions += 1;
         active += 1;
-        let ended = false;
         /** Counts the subscription out once and ends its upstream operation. */
         const end = async () => {
           if (ended) return;
@@ -297,19 +326,11 @@ export function serveWebSockets(options: {
               await end();
               return step;
             }
-            // An expiry passed since the last check ends the socket before another event goes out.
-            const expired = state.key && keyRefusal(state.key);
-            if (expired) {
-              forbid(state, expired);
+            if (keyExpired()) {
               await end();
               return { value: undefined, done: true };
             }
-            const event = step.value as ExecutionResult;
-            // An event that is already the client's answer goes out as it is, without a detour
-            // through the plan (an async generator and an await per event, per subscriber, were
-            // measurable with a thousand subscribers on one channel).
-            const result = planned.passthrough && event.data && !event.errors?.length ? { data: event.data } : await planned.resolveEvent(event, context, variables);
-            return { value: clientErrors(result, context.requestId, options.logger), done: false };
+            return { value: await resolved(step.value), done: false };
           } catch (error) {
             await end();
             throw error;
@@ -330,6 +351,79 @@ export function serveWebSockets(options: {
             throw error;
           },
         };
+
+        /**
+         * A subscription whose events are the client's answer as they come (passthrough): each
+         * event is written to the client's socket as it arrives, not relayed through graphql-ws's
+         * loop (an iterator step, an await and a stringify per subscriber and event, measurable
+         * with thousands of subscribers of one channel). graphql-ws's loop only waits for the end,
+         * so its `complete` or `error` frame follows every event. An event with errors goes
+         * through the plan, as before; events after it wait for it, so the order holds.
+         */
+        function passThrough() {
+          let failure: ((error: unknown) => void) | undefined;
+          const failed = new Promise<never>((_, reject) => (failure = reject));
+          // Read by finish(), which may already be past its race when an event fails.
+          let failedWith: { error: unknown } | undefined;
+          failed.catch((error: unknown) => (failedWith = { error }));
+          let behind: Promise<void> | undefined;
+          const write = (frame: string) => {
+            if (!ended && state.socket.readyState === state.socket.OPEN) state.socket.send(frame);
+          };
+          const deliver = (event: ExecutionResult) => {
+            if (ended) return;
+            if (keyExpired()) return void end();
+            if (!behind && event.data && !event.errors?.length) return write(nextFrame(operationId, event));
+            const mine: Promise<void> = (behind ?? Promise.resolve())
+              .then(async () => {
+                if (ended) return;
+                const result = event.data && !event.errors?.length ? { data: event.data } : await resolved(event);
+                write(`{"id":${JSON.stringify(operationId)},"type":"next","payload":${JSON.stringify(result)}}`);
+              })
+              .catch((error: unknown) => failure!(error))
+              .finally(() => {
+                if (behind === mine) behind = undefined;
+              });
+            behind = mine;
+          };
+          const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, deliver);
+          state.subscriptions += 1;
+          active += 1;
+          const end = async () => {
+            if (ended) return;
+            ended = true;
+            state.subscriptions -= 1;
+            active -= 1;
+            await upstream.return();
+          };
+          const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
+            try {
+              // Settles when the upstream ends (done or its error), an event fails, or end() ran.
+              await Promise.race([upstream.next(), failed]);
+              await behind;
+              if (failedWith) throw failedWith.error;
+              await end();
+              return { value: undefined, done: true };
+            } catch (error) {
+              await end();
+              throw error;
+            }
+          };
+          return {
+            [Symbol.asyncIterator]() {
+              return this;
+            },
+            next: finish,
+            return: async () => {
+              await end();
+              return { value: undefined, done: true };
+            },
+            throw: async (error: unknown) => {
+              await end();
+              throw error;
+            },
+          };
+        }
       }) as never,
       onClose: async (ctx) => {
         const state = sockets.get(ctx.extra.socket);

@@ -14,9 +14,11 @@ import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from '../../core/prin
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../core/net.js';
 import { subscribeSharingEvents } from './shared-event-results.js';
+import { batchWrites, deliverGrouped } from './grouped-delivery.js';
+import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
 import { requestLogOptions } from '../../core/logger.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
 
@@ -34,25 +36,6 @@ export interface RunningService {
  * the clients saw ECONNRESET. A longer queue makes them wait for their turn instead.
  */
 export const LISTEN_BACKLOG = 4096;
-
-/** The TCP sockets whose writes are held until the current tick's work is done. */
-const corked = new Set<{ cork(): void; uncork(): void }>();
-
-/**
- * Holds a websocket's writes until the current tick ends, then sends them in one system call.
- * An event for a thousand subscribers is a thousand frames down the one connection the edge
- * keeps per principal: written one by one, each was its own write(2).
- */
-export function batchWrites(socket: WebSocket): void {
-  const tcp = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-  if (!tcp || corked.has(tcp)) return;
-  tcp.cork();
-  corked.add(tcp);
-  process.nextTick(() => {
-    corked.delete(tcp);
-    tcp.uncork();
-  });
-}
 
 /** Listens on `host:port` and resolves once bound; a busy port rejects with a clear message. */
 export function listen(server: http.Server, port: number, host: string, name: string): Promise<number> {
@@ -172,13 +155,29 @@ export async function serveSubgraph(
   // principal into connectionParams; it is verified once, when the socket opens.
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
   const principals = new WeakMap<object, Principal>();
+  /** Sockets whose client asked for grouped event frames (the edge: core/grouped-events.ts). */
+  const grouped = new WeakSet<object>();
+  /** Each operation's socket and id, by its context object: `subscribe` receives only the execution's arguments. */
+  const operations = new WeakMap<object, { socket: WebSocket; id: string }>();
+  /** What an event's result may show the edge: internal errors masked under the operation's request id. */
+  const masked = (args: { contextValue?: unknown }, result: ExecutionResult): ExecutionResult => {
+    if (!result.errors) return result;
+    const requestId = (args.contextValue as SubgraphContext).requestId;
+    return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) as never };
+  };
   const ws = useServer(
     {
       schema: subgraph.schema,
-      subscribe: subscribeSharingEvents,
+      subscribe: async (args: ExecutionArgs) => {
+        const result = await subscribeSharingEvents(args);
+        const operation = args.contextValue ? operations.get(args.contextValue as object) : undefined;
+        if (!operation || !grouped.has(operation.socket) || !(Symbol.asyncIterator in result)) return result;
+        return deliverGrouped(result, operation.socket, operation.id, (event) => masked(args, event) as never);
+      },
       onConnect: (ctx) => {
         try {
           principals.set(ctx.extra.socket, subgraph.verify(ctx.connectionParams?.[PRINCIPAL_HEADER] as string | undefined));
+          if (ctx.connectionParams?.[GROUPED_EVENTS_PARAM] === true) grouped.add(ctx.extra.socket);
           return true;
         } catch {
           ctx.extra.socket.close(4401, 'Unauthorized: this service is reached only through the platform edge');
@@ -187,14 +186,15 @@ export async function serveSubgraph(
       },
       // The edge sends its request id for the operation in the payload's extensions, as it sends
       // X-Request-Id over HTTP: an event's internal error is logged here and answered under it.
-      context: (ctx, _id, payload) =>
-        Object.assign(subgraph.contextFor(principals.get(ctx.extra.socket)!), { requestId: forwardedRequestId(payload.extensions) ?? `req_${randomUUID()}` }),
+      context: (ctx, id, payload) => {
+        const context = Object.assign(subgraph.contextFor(principals.get(ctx.extra.socket)!), { requestId: forwardedRequestId(payload.extensions) ?? `req_${randomUUID()}` });
+        operations.set(context, { socket: ctx.extra.socket, id });
+        return context;
+      },
       // Events carry errors too; they leave masked like those of HTTP responses.
       onNext: (ctx, _id, _payload, args, result) => {
         batchWrites(ctx.extra.socket);
-        if (!result.errors) return result;
-        const requestId = (args.contextValue as SubgraphContext).requestId;
-        return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) };
+        return masked(args, result);
       },
     },
     wsServer,

@@ -1,0 +1,70 @@
+import type { ExecutionResult } from 'graphql';
+import WebSocket from 'ws';
+import { readNextMany } from '../../core/grouped-events.js';
+
+/**
+ * The edge's side of grouped event frames (core/grouped-events.ts). graphql-ws's client would
+ * refuse a frame type it does not know, so the upstream sockets take grouped frames before it
+ * sees them and hand the one parsed payload to each listed subscription's listener. Ids are
+ * unique in the process (`generateId`), so one table serves every upstream connection.
+ */
+const listeners = new Map<string, (payload: ExecutionResult) => void>();
+const idsByPayload = new WeakMap<object, string>();
+let sequence = 0;
+
+/** graphql-ws's `generateID`: a process-wide sequence, remembered by the payload it was made for. */
+export function generateId(payload: object): string {
+  sequence += 1;
+  const id = sequence.toString(36);
+  idsByPayload.set(payload, id);
+  return id;
+}
+
+/**
+ * Routes the grouped frames of the subscription just subscribed with `payload` to `listener`;
+ * returns the function that stops it. Every subscription listed in a frame receives the same
+ * payload object: a listener must not change it.
+ */
+export function listenGrouped(payload: object, listener: (payload: ExecutionResult) => void): () => void {
+  const id = idsByPayload.get(payload);
+  if (id === undefined) return () => {};
+  listeners.set(id, listener);
+  return () => {
+    if (listeners.get(id) === listener) listeners.delete(id);
+  };
+}
+
+const setOnMessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage')!.set!;
+
+/**
+ * ws's WebSocket whose `onmessage` (the attribute graphql-ws's client sets) sees every frame but
+ * the grouped ones. Frames for a subscription that has ended meanwhile are dropped.
+ */
+export class GroupedEventsWebSocket extends WebSocket {
+  constructor(address: string, protocols?: string | string[]) {
+    super(address, protocols);
+    let handler: ((event: WebSocket.MessageEvent) => void) | null = null;
+    Object.defineProperty(this, 'onmessage', {
+      configurable: true,
+      get: () => handler,
+      set: (next: ((event: WebSocket.MessageEvent) => void) | null) => {
+        handler = next;
+        setOnMessage.call(this, next ? (event: WebSocket.MessageEvent) => this.receive(event, next) : null);
+      },
+    });
+  }
+
+  private receive(event: WebSocket.MessageEvent, next: (event: WebSocket.MessageEvent) => void): void {
+    if (typeof event.data !== 'string') return next(event);
+    let message;
+    try {
+      message = readNextMany(event.data);
+    } catch {
+      // graphql-ws's own code for a frame it cannot read: its client then ends every subscription.
+      this.close(4400, 'Malformed next_many frame');
+      return;
+    }
+    if (!message) return next(event);
+    for (const id of message.ids) listeners.get(id)?.(message.payload as ExecutionResult);
+  }
+}
