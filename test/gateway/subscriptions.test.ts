@@ -155,4 +155,42 @@ describe('chat messages through the gateway', () => {
     expect(before.map(textOf)).toEqual(['one', 'two', 'three']);
     await sub.stop();
   });
+
+  it("writes passed-through events to each subscriber's socket in order, shared by one principal's subscribers, and none after one completes", async () => {
+    const live = await platform.issueKey('chat-direct', 'live');
+    const member = async (name: string) =>
+      (await gql(live, 'mutation($n: String!, $e: String!) { createMember(name: $n, email: $e) { id } }', { n: name, e: `${name.toLowerCase()}-direct@example.org` })).createMember.id as string;
+    const [cy, di, ed] = [await member('Cy'), await member('Di'), await member('Ed')];
+    const channel = (
+      await gql(live, 'mutation($a: ID!, $m: [ID!]) { createChatChannel(asMember: $a, name: "direct", private: true, memberIds: $m) { id } }', { a: cy, m: [di, ed] })
+    ).createChatChannel.id as string;
+    // The owning subgraph answers exactly what is asked: these events pass through the edge as they come.
+    const query = 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text id } }';
+    type Event = { data: { messageAdded: { text: string; id: string } } };
+    const [forDi, forEd] = [collect<Event>(wsClient(live), query, { me: di, c: channel }), collect<Event>(wsClient(live), query, { me: ed, c: channel })];
+    const send = (text: string) =>
+      gql(live, 'mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: cy, c: channel, t: text });
+    const textOf = (result: Event) => result.data?.messageAdded.text;
+    // Both open once probes come through to both; every probe is in before the "ready" marker.
+    await probeUntil(() => forDi.results.length > 0 && forEd.results.length > 0, (attempt) => send(`probe-${attempt}`), 'probes at both subscribers');
+    await send('ready');
+    await until(() => [forDi, forEd].every((sub) => sub.results.some((r) => textOf(r) === 'ready')), 'the ready marker at both');
+    const [startDi, startEd] = [forDi, forEd].map((sub) => sub.results.findIndex((r) => textOf(r) === 'ready') + 1);
+    // Sent without waiting for each other: every event once at each subscriber, in one order for both (the order they were published).
+    await Promise.all(Array.from({ length: 12 }, (_, i) => send(`burst ${i}`)));
+    // Then one after another: in exactly that order.
+    for (const text of ['first', 'second', 'third']) await send(text);
+    await until(() => forDi.results.length >= startDi + 15 && forEd.results.length >= startEd + 15, 'every message at both subscribers');
+    const [atDi, atEd] = [forDi.results.slice(startDi).map(textOf), forEd.results.slice(startEd).map(textOf)];
+    expect(atDi).toEqual(atEd);
+    expect(atDi.filter((text) => text.startsWith('burst')).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `burst ${i}`).sort());
+    expect(atDi.slice(-3)).toEqual(['first', 'second', 'third']);
+
+    await forDi.stop();
+    await forDi.done;
+    const before = await receivedBeforeMarker(forEd.results, send, textOf, { from: startEd, label: 'after di' });
+    expect(before.filter((r) => textOf(r) === 'after di')).toEqual([]);
+    expect(forDi.results.some((r) => textOf(r).startsWith('after di')), 'no event after the subscriber completed').toBe(false);
+    await forEd.stop();
+  });
 });

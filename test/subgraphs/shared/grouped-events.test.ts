@@ -1,0 +1,164 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { GROUPED_EVENTS_PARAM, NEXT_MANY } from '../../../core/grouped-events.js';
+import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../../core/principal.js';
+import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/server.js';
+import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
+import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
+import { principalFor, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { probeUntil, until } from '../../support/subscription-probe.js';
+import { newChannel, newMember, send } from '../membership/chat-support.js';
+
+/**
+ * The subgraph's side of grouped event frames (core/grouped-events.ts), read off the wire: a raw
+ * graphql-transport-ws client, so every frame the subgraph writes is seen as it is.
+ */
+let testbed: MembershipTestbed;
+let subgraph: Subgraph;
+let served: RunningService;
+
+beforeAll(async () => {
+  ({ subgraph } = testbed = await startMembershipSubgraph());
+  served = await serveSubgraph(subgraph, { port: 0, logger: pino({ level: 'silent' }) });
+});
+afterAll(async () => {
+  await served?.stop();
+  await testbed?.close();
+});
+
+interface Frame {
+  type: string;
+  id?: string;
+  ids?: string[];
+  payload?: { data?: { messageAdded?: { text: string } }; errors?: unknown[] };
+}
+
+/** A connection to the subgraph as the edge opens one, with or without asking for grouped frames. */
+async function connect(principal: Principal, grouped: boolean) {
+  const socket = new WebSocket(served.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  const frames: Frame[] = [];
+  socket.on('message', (data) => frames.push(JSON.parse(String(data)) as Frame));
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  const params: Record<string, unknown> = { [PRINCIPAL_HEADER]: signPrincipal(principal, TEST_SECRET) };
+  if (grouped) params[GROUPED_EVENTS_PARAM] = true;
+  socket.send(JSON.stringify({ type: 'connection_init', payload: params }));
+  await until(() => frames.some((frame) => frame.type === 'connection_ack'), 'the connection to be acknowledged');
+  return {
+    frames,
+    subscribe(id: string, me: string, channel: string) {
+      const query = 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }';
+      socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { me, c: channel } } }));
+    },
+    complete(id: string) {
+      socket.send(JSON.stringify({ id, type: 'complete' }));
+    },
+    close: () => socket.close(),
+  };
+}
+
+/** Which subscriptions received the message with this text, and in how many frames. */
+function receipts(frames: readonly Frame[], text: string) {
+  const carrying = frames.filter((frame) => frame.payload?.data?.messageAdded?.text === text);
+  return { frames: carrying, ids: carrying.flatMap((frame) => frame.ids ?? (frame.id ? [frame.id] : [])).sort() };
+}
+
+async function channelWith(principal: Principal, count: number) {
+  const sender = await newMember(subgraph, principal, 'Sender');
+  const members: string[] = [];
+  for (let i = 0; i < count; i++) members.push(await newMember(subgraph, principal));
+  const channel = await newChannel(subgraph, principal, sender, `grouped-${count}-${principal.accountId}`, { private: true, memberIds: members });
+  const say = (text: string) => send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text });
+  return { members, channel, say };
+}
+
+/** Probes until every listed subscription has received a probe: all of them are listening. */
+async function allListening(frames: readonly Frame[], ids: string[], say: (text: string) => Promise<unknown>) {
+  const seen = new Set<string>();
+  await probeUntil(
+    () => {
+      for (const frame of frames) for (const id of frame.ids ?? (frame.id ? [frame.id] : [])) if (frame.payload?.data?.messageAdded?.text.startsWith('probe')) seen.add(id);
+      return ids.every((id) => seen.has(id));
+    },
+    (attempt) => say(`probe ${attempt}`),
+    'every subscription to listen',
+  );
+}
+
+describe('grouped event frames', () => {
+  it('carry one event to every subscription of the connection that receives it alike, in one frame', async () => {
+    const principal = principalFor();
+    const { members, channel, say } = await channelWith(principal, 3);
+    const edge = await connect(principal, true);
+    try {
+      members.forEach((me, i) => edge.subscribe(`s${i}`, me, channel));
+      await allListening(edge.frames, ['s0', 's1', 's2'], say);
+      await say('together');
+      await until(() => receipts(edge.frames, 'together').ids.length === 3, 'the message at all three');
+      const { frames, ids } = receipts(edge.frames, 'together');
+      expect(ids).toEqual(['s0', 's1', 's2']);
+      expect(frames).toHaveLength(1);
+      expect(frames[0]).toEqual({ type: NEXT_MANY, ids: expect.any(Array), payload: { data: { messageAdded: { text: 'together' } } } });
+      expect(edge.frames.some((frame) => frame.type === 'next'), 'no per-subscription next frame on a grouped connection').toBe(false);
+    } finally {
+      edge.close();
+    }
+  });
+
+  it('are sent only to a client that asked: any other graphql-ws client gets one next frame per subscription', async () => {
+    const principal = principalFor();
+    const { members, channel, say } = await channelWith(principal, 2);
+    const plain = await connect(principal, false);
+    try {
+      members.forEach((me, i) => plain.subscribe(`p${i}`, me, channel));
+      await allListening(plain.frames, ['p0', 'p1'], say);
+      await say('apart');
+      await until(() => receipts(plain.frames, 'apart').ids.length === 2, 'the message at both');
+      const { frames, ids } = receipts(plain.frames, 'apart');
+      expect(ids).toEqual(['p0', 'p1']);
+      expect(frames.map((frame) => frame.type)).toEqual(['next', 'next']);
+      expect(plain.frames.some((frame) => frame.type === NEXT_MANY)).toBe(false);
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('stop listing a subscription once it is completed, and complete it after every frame it was sent', async () => {
+    const principal = principalFor();
+    const { members, channel, say } = await channelWith(principal, 2);
+    const edge = await connect(principal, true);
+    try {
+      members.forEach((me, i) => edge.subscribe(`c${i}`, me, channel));
+      await allListening(edge.frames, ['c0', 'c1'], say);
+      edge.complete('c0');
+      // A marker after the completion: once c1 has it, anything for c0 sent before it is in.
+      await probeUntil(
+        () => receipts(edge.frames, 'after').ids.includes('c1'),
+        () => say('after'),
+        'the message after the completion',
+      );
+      expect(receipts(edge.frames, 'after').ids).toEqual(['c1']);
+    } finally {
+      edge.close();
+    }
+  });
+
+  it("end with graphql-ws's complete after the subscription's last grouped frame when the subgraph ends it", async () => {
+    const principal = principalFor();
+    const { members, channel, say } = await channelWith(principal, 1);
+    const edge = await connect(principal, true);
+    try {
+      edge.subscribe('a0', members[0], channel);
+      await allListening(edge.frames, ['a0'], say);
+      // Archiving the subscriber ends its subscription (messageAddedStream's checks), on the next message.
+      await subgraph.orm.em.fork().getConnection().execute(`update "membership"."member" set "deleted_at" = now() where "id" = '${members[0]}'`);
+      await say('after archiving');
+      await until(() => edge.frames.some((frame) => frame.type === 'complete' && frame.id === 'a0'), 'the subscription to complete');
+      const last = edge.frames.findLastIndex((frame) => frame.ids?.includes('a0'));
+      expect(edge.frames.findIndex((frame) => frame.type === 'complete' && frame.id === 'a0')).toBeGreaterThan(last);
+      expect(receipts(edge.frames, 'after archiving').ids).toEqual([]);
+    } finally {
+      edge.close();
+    }
+  });
+});
