@@ -9,6 +9,7 @@
  * so its memory is measured apart from the clients'. FANOUT_PROFILE=<dir> writes a CPU profile
  * of the first instance over the measured messages (docs/profiling.md).
  * FANOUT_TOPOLOGY=supervised runs each instance as `npm start` does (bench/fanout-instance.ts).
+ * FANOUT_BY_MESSAGE=1 prints each timed message's first and last delivery.
  * Run on demand: `npm run bench:chat-fanout` (FANOUT_SIZES=100,1000, FANOUT_SHARED=0 to skip, FANOUT_MESSAGES=20).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -169,6 +170,8 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   const rssNow = () => Promise.all(instances.map(async (i) => (await i.collect(), instanceRss(i.process.pid!))));
   const before = await rssNow();
   const latencies: number[] = [];
+  /** Each timed message's latencies, by its text (its send time), for FANOUT_BY_MESSAGE=1. */
+  const byMessage = new Map<string, number[]>();
   let delivered = 0;
   const ready = new Set<number>();
   /** Why subscriptions ended early, by message: a bench that hides them measures nothing. */
@@ -204,7 +207,10 @@ async function run(label: string, instances: Instance[], size: number): Promise<
             if (text === undefined) return;
             if (text === 'warm-up') ready.add(index);
             else {
-              latencies.push(Date.now() - Number(text));
+              const latency = Date.now() - Number(text);
+              latencies.push(latency);
+              if (byMessage.has(text)) byMessage.get(text)!.push(latency);
+              else byMessage.set(text, [latency]);
               delivered += 1;
             }
           },
@@ -247,6 +253,12 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   // change what they measure (a heap just shrunk to its live set collects again sooner).
   const connected = await rssNow();
   latencies.sort((a, b) => a - b);
+  if (process.env.FANOUT_BY_MESSAGE === '1') {
+    // Where the p99 comes from: one slow message, or every message's last subscribers.
+    console.log(`  ${label}, by message (first and last subscriber's latency, ms, in send order):`);
+    const line = [...byMessage.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, all]) => `${Math.min(...all)}-${Math.max(...all)}`);
+    console.log(`  ${line.join(' ')}`);
+  }
   for (const unsubscribe of unsubscribers) unsubscribe();
   await Promise.all(clients.map((client) => client.dispose()));
   await new Promise((r) => setTimeout(r, 1000));
