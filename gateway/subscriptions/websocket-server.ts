@@ -361,14 +361,14 @@ export function serveWebSockets(options: {
          * through the plan, as before; events after it wait for it, so the order holds.
          */
         function passThrough() {
+          /** An event that failed in the plan ends the subscription with graphql-ws's error; nothing after it is written. */
+          let failedWith: { error: unknown } | undefined;
           let failure: ((error: unknown) => void) | undefined;
           const failed = new Promise<never>((_, reject) => (failure = reject));
-          // Read by finish(), which may already be past its race when an event fails.
-          let failedWith: { error: unknown } | undefined;
-          failed.catch((error: unknown) => (failedWith = { error }));
+          failed.catch(() => {});
           let behind: Promise<void> | undefined;
           const write = (frame: string) => {
-            if (!ended && state.socket.readyState === state.socket.OPEN) state.socket.send(frame);
+            if (!ended && !failedWith && state.socket.readyState === state.socket.OPEN) state.socket.send(frame);
           };
           const deliver = (event: ExecutionResult) => {
             if (ended) return;
@@ -380,7 +380,10 @@ export function serveWebSockets(options: {
                 const result = event.data && !event.errors?.length ? { data: event.data } : await resolved(event);
                 write(`{"id":${JSON.stringify(operationId)},"type":"next","payload":${JSON.stringify(result)}}`);
               })
-              .catch((error: unknown) => failure!(error))
+              .catch((error: unknown) => {
+                failedWith ??= { error };
+                failure!(error);
+              })
               .finally(() => {
                 if (behind === mine) behind = undefined;
               });
@@ -397,17 +400,19 @@ export function serveWebSockets(options: {
             await upstream.return();
           };
           const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
+            // Settles when the upstream ends (done or its error), an event fails, or end() ran.
+            let outcome: { error: unknown } | undefined;
             try {
-              // Settles when the upstream ends (done or its error), an event fails, or end() ran.
               await Promise.race([upstream.next(), failed]);
-              await behind;
-              if (failedWith) throw failedWith.error;
-              await end();
-              return { value: undefined, done: true };
             } catch (error) {
-              await end();
-              throw error;
+              outcome = { error };
             }
+            // Events already on their way through the plan are written before graphql-ws's last frame.
+            await behind;
+            outcome = failedWith ?? outcome;
+            await end();
+            if (outcome) throw outcome.error;
+            return { value: undefined, done: true };
           };
           return {
             [Symbol.asyncIterator]() {
