@@ -1,3 +1,4 @@
+import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -6,7 +7,7 @@ import { PRINCIPAL_HEADER, signPrincipal, type Principal } from '../../../core/p
 import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/server.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
-import { principalFor, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
 import { probeUntil, until } from '../../support/subscription-probe.js';
 import { newChannel, newMember, send } from '../membership/chat-support.js';
 
@@ -31,7 +32,7 @@ interface Frame {
   type: string;
   id?: string;
   ids?: string[];
-  payload?: { data?: { messageAdded?: { text: string } }; errors?: unknown[] };
+  payload?: { data?: { messageAdded?: { text: string } | null } | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
 }
 
 /** A connection to the subgraph as the edge opens one, with or without asking for grouped frames. */
@@ -46,9 +47,10 @@ async function connect(principal: Principal, grouped: boolean) {
   await until(() => frames.some((frame) => frame.type === 'connection_ack'), 'the connection to be acknowledged');
   return {
     frames,
-    subscribe(id: string, me: string, channel: string) {
-      const query = 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }';
-      socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { me, c: channel } } }));
+    subscribe(id: string, me: string, channel: string, fields = 'text') {
+      const query = `subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { ${fields} } }`;
+      // The edge's request id for the operation, as it sends it.
+      socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { me, c: channel }, extensions: { requestId: `ws_test:${id}` } } }));
     },
     complete(id: string) {
       socket.send(JSON.stringify({ id, type: 'complete' }));
@@ -69,7 +71,7 @@ async function channelWith(principal: Principal, count: number) {
   for (let i = 0; i < count; i++) members.push(await newMember(subgraph, principal));
   const channel = await newChannel(subgraph, principal, sender, `grouped-${count}-${principal.accountId}`, { private: true, memberIds: members });
   const say = (text: string) => send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text });
-  return { members, channel, say };
+  return { sender, members, channel, say };
 }
 
 /** Probes until every listed subscription has received a probe: all of them are listening. */
@@ -77,7 +79,7 @@ async function allListening(frames: readonly Frame[], ids: string[], say: (text:
   const seen = new Set<string>();
   await probeUntil(
     () => {
-      for (const frame of frames) for (const id of frame.ids ?? (frame.id ? [frame.id] : [])) if (frame.payload?.data?.messageAdded?.text.startsWith('probe')) seen.add(id);
+      for (const frame of frames) for (const id of frame.ids ?? (frame.id ? [frame.id] : [])) if (frame.payload?.data?.messageAdded?.text?.startsWith('probe') || frame.payload?.errors) seen.add(id);
       return ids.every((id) => seen.has(id));
     },
     (attempt) => say(`probe ${attempt}`),
@@ -158,6 +160,40 @@ describe('grouped event frames', () => {
       expect(edge.frames.findIndex((frame) => frame.type === 'complete' && frame.id === 'a0')).toBeGreaterThan(last);
       expect(receipts(edge.frames, 'after archiving').ids).toEqual([]);
     } finally {
+      edge.close();
+    }
+  });
+
+  it("send a result with errors to each subscription apart, masked under that subscription's own request id", async () => {
+    const principal = principalFor();
+    const { sender, members, channel } = await channelWith(principal, 2);
+    const edge = await connect(principal, true);
+    const db = new pg.Client({ connectionString: testbed.db.url });
+    await db.connect();
+    // Each event's revisions are read from a column that is gone: an internal error, shared by
+    // both subscriptions' one execution of the event.
+    await db.query('alter table "membership"."chat_message_revision" rename column "message_id" to "message_id_gone"');
+    try {
+      members.forEach((me, i) => edge.subscribe(`e${i}`, me, channel, 'text revisions { text }'));
+      // The send answers with its id only: its own revisions would fail too.
+      const sendOnly = async (text: string) => {
+        const result = await run(subgraph, principal, 'mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: sender, c: channel, t: text });
+        expect(result.errors).toBeUndefined();
+      };
+      await allListening(edge.frames, ['e0', 'e1'], sendOnly);
+      const failing = edge.frames.filter((frame) => frame.type === NEXT_MANY && frame.payload?.errors);
+      const ids = failing.flatMap((frame) => frame.ids!);
+      expect(ids).toContain('e0');
+      expect(ids).toContain('e1');
+      for (const frame of failing) {
+        expect(frame.ids, 'a result with errors is a group of one').toHaveLength(1);
+        const requestId = `ws_test:${frame.ids![0]}`;
+        expect(frame.payload!.errors![0]).toMatchObject({ message: `Internal server error (request ${requestId})`, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
+        expect(JSON.stringify(frame)).not.toContain('message_id');
+      }
+    } finally {
+      await db.query('alter table "membership"."chat_message_revision" rename column "message_id_gone" to "message_id"');
+      await db.end();
       edge.close();
     }
   });
