@@ -22,7 +22,7 @@ export const NEXT_MANY_PREFIX = `{"type":"${NEXT_MANY}",`;
 export interface NextManyMessage {
   type: typeof NEXT_MANY;
   ids: string[];
-  payload: { data?: unknown; errors?: unknown[]; extensions?: unknown };
+  payload: { data?: unknown; errors?: readonly unknown[]; extensions?: unknown };
 }
 
 /** The frame's text: written by hand so that its type comes first (NEXT_MANY_PREFIX). */

@@ -34,6 +34,11 @@ export function listenGrouped(payload: object, listener: (payload: ExecutionResu
   };
 }
 
+/** How many subscriptions are listening for grouped frames in this process (tests check that ended ones let go). */
+export function groupedListeners(): number {
+  return listeners.size;
+}
+
 const setOnMessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage')!.set!;
 
 /**
@@ -65,6 +70,13 @@ export class GroupedEventsWebSocket extends WebSocket {
       return;
     }
     if (!message) return next(event);
-    for (const id of message.ids) listeners.get(id)?.(message.payload as ExecutionResult);
+    for (const id of message.ids) {
+      try {
+        listeners.get(id)?.(message.payload as ExecutionResult);
+      } catch (error) {
+        // One subscription's failure is not the others': they still get the event.
+        process.emitWarning(`A grouped event's listener failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
   }
 }

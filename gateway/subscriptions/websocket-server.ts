@@ -276,6 +276,9 @@ export function serveWebSockets(options: {
       }) as never,
       subscribe: (async (args: ExecutionArgs) => {
         const { socket: state, operationId, ...context } = args.contextValue as SocketContext;
+        // Closed while the operation waited for the limiter: its upstream clients are disposed,
+        // and taking one now would keep a shared upstream connection that no one lets go.
+        if (!sockets.has(state.socket)) return { errors: refuse('The connection is closed', 'BAD_REQUEST', 'socket_closed') };
         if (state.subscriptions >= options.limits.perSocket) {
           return { errors: refuse(`At most ${options.limits.perSocket} subscriptions per connection`, 'BAD_REQUEST', 'too_many_subscriptions') };
         }
@@ -407,8 +410,10 @@ export function serveWebSockets(options: {
             } catch (error) {
               outcome = { error };
             }
-            // Events already on their way through the plan are written before graphql-ws's last frame.
-            await behind;
+            // Events already on their way through the plan are written before graphql-ws's last
+            // frame. Not after the client's complete: graphql-ws has let the id go, and the client
+            // may reuse it meanwhile; nothing more is written for this subscription anyway.
+            if (!ended) await behind;
             outcome = failedWith ?? outcome;
             await end();
             if (outcome) throw outcome.error;

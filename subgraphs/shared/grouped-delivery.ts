@@ -23,34 +23,54 @@ export function batchWrites(socket: WebSocket): void {
   });
 }
 
-/** Per socket, the events waiting for the end of the tick: by payload object, the subscriptions that receive it. */
-const waiting = new Map<WebSocket, Map<Payload, string[]>>();
+/**
+ * A socket's frames waiting for the end of the tick, in the order they were queued. A payload's
+ * newest group takes a subscription only if that subscription has nothing in a later group, so
+ * a subscription's events leave in the order it received them.
+ */
+interface Waiting {
+  groups: { payload: Payload; ids: string[] }[];
+  /** The newest group of each payload. */
+  groupOf: Map<Payload, number>;
+  /** The group each subscription was last put in. */
+  lastOf: Map<string, number>;
+}
+
+const waiting = new Map<WebSocket, Waiting>();
 
 /**
- * Sends what a socket has waiting: one frame per distinct payload, listing its subscriptions.
- * Subscribers that share an execution of an event (shared-event-results.ts) hold the very same
- * result object, so they land in one group; any other result is a group of one.
+ * Sends what a socket has waiting: one frame per group, listing its subscriptions. Subscribers
+ * that share an execution of an event (shared-event-results.ts) hold the very same result
+ * object, so they land in one group; any other result is a group of one.
  */
 function flush(socket: WebSocket): void {
-  const groups = waiting.get(socket);
-  if (!groups) return;
+  const pending = waiting.get(socket);
+  if (!pending) return;
   waiting.delete(socket);
   if (socket.readyState !== socket.OPEN) return;
   batchWrites(socket);
-  for (const [payload, ids] of groups) socket.send(nextManyFrame(ids, payload));
+  for (const { payload, ids } of pending.groups) socket.send(nextManyFrame(ids, payload));
 }
 
 function enqueue(socket: WebSocket, id: string, payload: Payload): void {
-  let groups = waiting.get(socket);
-  if (!groups) {
-    waiting.set(socket, (groups = new Map()));
+  let pending = waiting.get(socket);
+  if (!pending) {
+    waiting.set(socket, (pending = { groups: [], groupOf: new Map(), lastOf: new Map() }));
     // Every subscriber an event reaches in this tick resumes before the tick's queue empties (they
     // await the same checks and the same shared execution), so the end of the tick gathers them.
     process.nextTick(flush, socket);
   }
-  const ids = groups.get(payload);
-  if (ids) ids.push(id);
-  else groups.set(payload, [id]);
+  const at = pending.groupOf.get(payload);
+  // Joining a group written before one holding this subscription's previous event would send
+  // its events out of order (two events in one tick, the second shared with others).
+  if (at !== undefined && at >= (pending.lastOf.get(id) ?? -1)) {
+    pending.groups[at].ids.push(id);
+    pending.lastOf.set(id, at);
+    return;
+  }
+  pending.groups.push({ payload, ids: [id] });
+  pending.groupOf.set(payload, pending.groups.length - 1);
+  pending.lastOf.set(id, pending.groups.length - 1);
 }
 
 /**
@@ -90,11 +110,15 @@ export function deliverGrouped(
   const iterator = {
     next: () => end,
     async return(): Promise<IteratorResult<ExecutionResult>> {
-      if (!ended) {
-        ended = true;
-        await stream.return?.();
+      try {
+        if (!ended) {
+          ended = true;
+          await stream.return?.();
+        }
+      } finally {
+        // graphql-ws's loop waits on `end`: it must settle even if the stream's return() fails.
+        settle({ done: true, value: undefined });
       }
-      settle({ done: true, value: undefined });
       return { done: true, value: undefined };
     },
     async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {

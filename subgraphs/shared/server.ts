@@ -14,7 +14,7 @@ import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from '../../core/prin
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
 import { errorMasking } from './error-masking.js';
-import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../core/net.js';
 import { subscribeSharingEvents } from './shared-event-results.js';
 import { batchWrites, deliverGrouped } from './grouped-delivery.js';
@@ -160,10 +160,10 @@ export async function serveSubgraph(
   /** Each operation's socket and id, by its context object: `subscribe` receives only the execution's arguments. */
   const operations = new WeakMap<object, { socket: WebSocket; id: string }>();
   /** What an event's result may show the edge: internal errors masked under the operation's request id. */
-  const masked = (args: { contextValue?: unknown }, result: ExecutionResult): ExecutionResult => {
+  const masked = (args: { contextValue?: unknown }, result: ExecutionResult): ExecutionResult | FormattedExecutionResult => {
     if (!result.errors) return result;
     const requestId = (args.contextValue as SubgraphContext).requestId;
-    return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) as never };
+    return { ...result, errors: result.errors.map((error) => masking.formatError(toFormatted(error), error, requestId)) };
   };
   const ws = useServer(
     {
@@ -172,7 +172,7 @@ export async function serveSubgraph(
         const result = await subscribeSharingEvents(args);
         const operation = args.contextValue ? operations.get(args.contextValue as object) : undefined;
         if (!operation || !grouped.has(operation.socket) || !(Symbol.asyncIterator in result)) return result;
-        return deliverGrouped(result, operation.socket, operation.id, (event) => masked(args, event) as never);
+        return deliverGrouped(result, operation.socket, operation.id, (event) => masked(args, event));
       },
       onConnect: (ctx) => {
         try {

@@ -3,7 +3,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { nextManyFrame } from '../../core/grouped-events.js';
-import { generateId, GroupedEventsWebSocket } from '../../gateway/subscriptions/grouped-frames.js';
+import { generateId, groupedListeners, GroupedEventsWebSocket } from '../../gateway/subscriptions/grouped-frames.js';
 import { upstreamStream } from '../../gateway/subscriptions/upstream-stream.js';
 import { until } from '../support/subscription-probe.js';
 
@@ -74,11 +74,14 @@ describe("the edge's upstream sockets", () => {
       for await (const event of kept) received.push(event);
     })();
     await until(() => server.subscribed.length === 2, 'two subscriptions upstream');
+    const listening = groupedListeners();
     await ended.return();
+    expect(groupedListeners(), "the ended subscription's listener is gone").toBe(listening - 1);
     server.write(nextManyFrame(server.subscribed, { data: { tick: 3 } }));
     await until(() => received.length === 1, 'the event at the kept subscription');
     expect(await ended.next()).toEqual({ done: true, value: undefined });
     await kept.return();
+    expect(groupedListeners()).toBe(listening - 2);
   });
 
   it('close the connection with 4400 on a grouped frame they cannot read, ending its subscriptions', async () => {

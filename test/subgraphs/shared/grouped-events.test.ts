@@ -8,6 +8,7 @@ import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/se
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { deliverGrouped } from '../../../subgraphs/shared/grouped-delivery.js';
 import { probeUntil, until } from '../../support/subscription-probe.js';
 import { newChannel, newMember, send } from '../membership/chat-support.js';
 
@@ -54,6 +55,12 @@ async function connect(principal: Principal, grouped: boolean) {
     },
     complete(id: string) {
       socket.send(JSON.stringify({ id, type: 'complete' }));
+    },
+    /** A ping's pong: the server has handled every frame sent before it. */
+    async settled() {
+      const pongs = frames.filter((frame) => frame.type === 'pong').length;
+      socket.send(JSON.stringify({ type: 'ping' }));
+      await until(() => frames.filter((frame) => frame.type === 'pong').length > pongs, 'a pong');
     },
     close: () => socket.close(),
   };
@@ -133,6 +140,7 @@ describe('grouped event frames', () => {
       members.forEach((me, i) => edge.subscribe(`c${i}`, me, channel));
       await allListening(edge.frames, ['c0', 'c1'], say);
       edge.complete('c0');
+      await edge.settled();
       // A marker after the completion: once c1 has it, anything for c0 sent before it is in.
       await probeUntil(
         () => receipts(edge.frames, 'after').ids.includes('c1'),
@@ -196,5 +204,27 @@ describe('grouped event frames', () => {
       await db.end();
       edge.close();
     }
+  });
+
+  it("keep each subscription's events in order when an event shared with others follows one of its own in the same tick", async () => {
+    const sent: string[] = [];
+    const socket = { readyState: 1, OPEN: 1, send: (frame: string) => sent.push(frame) } as unknown as WebSocket;
+    /** A stream that has these results ready, then stays open. */
+    const ready = (...results: { data: { n: number } }[]) => {
+      let next = 0;
+      return {
+        next: () => (next < results.length ? Promise.resolve({ done: false as const, value: results[next++] }) : new Promise<never>(() => {})),
+        return: () => Promise.resolve({ done: true as const, value: undefined }),
+      };
+    };
+    const [first, shared] = [{ data: { n: 1 } }, { data: { n: 2 } }];
+    // B receives only the shared event; A its own first, then the shared one, all in one tick.
+    const b = deliverGrouped(ready(shared), socket, 'B', (result) => result);
+    const a = deliverGrouped(ready(first, shared), socket, 'A', (result) => result);
+    await new Promise((resolve) => setImmediate(resolve));
+    const order = (id: string) => sent.map((frame) => JSON.parse(frame) as { ids: string[]; payload: { data: { n: number } } }).filter((frame) => frame.ids.includes(id)).map((frame) => frame.payload.data.n);
+    expect(order('A')).toEqual([1, 2]);
+    expect(order('B')).toEqual([2]);
+    await Promise.all([a.return(), b.return()]);
   });
 });
