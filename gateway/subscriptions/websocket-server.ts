@@ -308,9 +308,8 @@ export function serveWebSockets(options: {
           // frame shares between subscriptions (grouped-frames.ts): it gets its own copy.
           clientErrors(await planned.resolveEvent(structuredClone(event), context, variables), context.requestId, options.logger);
 
-        if (planned.passthrough) return passThrough();
-
-        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload);
+        const direct = planned.passthrough ? writeDirectly() : undefined;
+        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, direct?.deliver);
         state.subscriptions += 1;
         active += 1;
         /** Counts the subscription out once and ends its upstream operation. */
@@ -321,6 +320,7 @@ export function serveWebSockets(options: {
           active -= 1;
           await upstream.return();
         };
+        /** Each event through graphql-ws's loop, completed by the plan. */
         const relay = async (): Promise<IteratorResult<ExecutionResult>> => {
           if (ended) return { value: undefined, done: true };
           try {
@@ -344,7 +344,7 @@ export function serveWebSockets(options: {
           [Symbol.asyncIterator]() {
             return this;
           },
-          next: relay,
+          next: direct?.finish ?? relay,
           return: async () => {
             await end();
             return { value: undefined, done: true };
@@ -357,13 +357,14 @@ export function serveWebSockets(options: {
 
         /**
          * A subscription whose events are the client's answer as they come (passthrough): each
-         * event is written to the client's socket as it arrives, not relayed through graphql-ws's
-         * loop (an iterator step, an await and a stringify per subscriber and event, measurable
-         * with thousands of subscribers of one channel). graphql-ws's loop only waits for the end,
-         * so its `complete` or `error` frame follows every event. An event with errors goes
-         * through the plan, as before; events after it wait for it, so the order holds.
+         * event is written to the client's socket as it arrives (`deliver`), not relayed through
+         * graphql-ws's loop (an iterator step, an await and a stringify per subscriber and event,
+         * measurable with thousands of subscribers of one channel). graphql-ws's loop only waits
+         * for the end (`finish`), so its `complete` or `error` frame follows every event. An event
+         * with errors goes through the plan, as before; events after it wait for it, so the order
+         * holds.
          */
-        function passThrough() {
+        function writeDirectly() {
           /** An event that failed in the plan ends the subscription with graphql-ws's error; nothing after it is written. */
           let failedWith: { error: unknown } | undefined;
           let failure: ((error: unknown) => void) | undefined;
@@ -392,16 +393,6 @@ export function serveWebSockets(options: {
               });
             behind = mine;
           };
-          const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, deliver);
-          state.subscriptions += 1;
-          active += 1;
-          const end = async () => {
-            if (ended) return;
-            ended = true;
-            state.subscriptions -= 1;
-            active -= 1;
-            await upstream.return();
-          };
           const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
             // Settles when the upstream ends (done or its error), an event fails, or end() ran.
             let outcome: { error: unknown } | undefined;
@@ -419,20 +410,7 @@ export function serveWebSockets(options: {
             if (outcome) throw outcome.error;
             return { value: undefined, done: true };
           };
-          return {
-            [Symbol.asyncIterator]() {
-              return this;
-            },
-            next: finish,
-            return: async () => {
-              await end();
-              return { value: undefined, done: true };
-            },
-            throw: async (error: unknown) => {
-              await end();
-              throw error;
-            },
-          };
+          return { deliver, finish };
         }
       }) as never,
       onClose: async (ctx) => {
