@@ -56,11 +56,16 @@ interface SocketContext extends EdgeContext {
  */
 const payloadJson = new WeakMap<object, string>();
 
-/** graphql-ws's `next` message for a passed-through event, as its own stringifyMessage writes it. */
-function nextFrame(operationId: string, event: ExecutionResult): string {
+/** The payload JSON of an event that is the client's answer as it came: `{"data": ...}`, made once per event object. */
+function passedThroughJson(event: ExecutionResult): string {
   let json = payloadJson.get(event);
   if (json === undefined) payloadJson.set(event, (json = JSON.stringify({ data: event.data })));
-  return `{"id":${JSON.stringify(operationId)},"type":"next","payload":${json}}`;
+  return json;
+}
+
+/** graphql-ws's `next` message around a payload's JSON, as its own stringifyMessage writes it. */
+function nextFrame(operationId: string, payloadJson: string): string {
+  return `{"id":${JSON.stringify(operationId)},"type":"next","payload":${payloadJson}}`;
 }
 
 function bearer(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
@@ -377,12 +382,11 @@ export function serveWebSockets(options: {
           const deliver = (event: ExecutionResult) => {
             if (ended) return;
             if (keyExpired()) return void end();
-            if (!behind && event.data && !event.errors?.length) return write(nextFrame(operationId, event));
+            if (!behind && event.data && !event.errors?.length) return write(nextFrame(operationId, passedThroughJson(event)));
             const mine: Promise<void> = (behind ?? Promise.resolve())
               .then(async () => {
                 if (ended) return;
-                const result = event.data && !event.errors?.length ? { data: event.data } : await resolved(event);
-                write(`{"id":${JSON.stringify(operationId)},"type":"next","payload":${JSON.stringify(result)}}`);
+                write(nextFrame(operationId, event.data && !event.errors?.length ? passedThroughJson(event) : JSON.stringify(await resolved(event))));
               })
               .catch((error: unknown) => {
                 failedWith ??= { error };
