@@ -10,14 +10,16 @@
  * of the first instance over the measured messages (docs/profiling.md).
  * FANOUT_TOPOLOGY=supervised runs each instance as `npm start` does (bench/fanout-instance.ts).
  * FANOUT_BY_MESSAGE=1 prints each timed message's first and last delivery.
+ * The subscribers run in FANOUT_CLIENT_THREADS (4) worker threads (bench/fanout-subscribers.ts),
+ * a share each, and the bench prints those threads' own GC pauses; 1 puts them all in one thread,
+ * as the bench did before (one heap, every receipt behind the others).
  * Run on demand: `npm run bench:chat-fanout` (FANOUT_SIZES=100,1000, FANOUT_SHARED=0 to skip, FANOUT_MESSAGES=20).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import { Worker } from 'node:worker_threads';
 import { startRedisServer, type RunningRedis } from '../test/support/redis-server.js';
 import { benchCommand, COMPILED, percentile, ROOT } from './bench-platform.js';
 
@@ -25,6 +27,8 @@ const sizes = (process.env.FANOUT_SIZES ?? '1000').split(',').map(Number).filter
 const shared = Number(process.env.FANOUT_SHARED ?? 10_000);
 const messages = Number(process.env.FANOUT_MESSAGES ?? 20);
 const profileDir = process.env.FANOUT_PROFILE;
+/** Threads the subscribers are spread over (bench/fanout-subscribers.ts); 1 puts every socket in one. */
+const clientThreads = Number(process.env.FANOUT_CLIENT_THREADS ?? 4);
 
 interface Instance {
   process: ChildProcess;
@@ -140,18 +144,9 @@ interface Result {
   kibPerSocket: number;
   /** The instances' CPU time (edge and subgraphs, not PostgreSQL or Redis) over the timed messages, per delivery; NaN when not in-process. */
   cpuPerDelivery: number;
-}
-
-/**
- * What else graphql-ws ends a subscription with: a CloseEvent (code and reason) or the socket's
- * ErrorEvent (its message, and the error under it, ECONNRESET say), named by its kind.
- */
-function describeEnd(error: unknown): string {
-  const event = error as { constructor?: { name?: string }; type?: string; code?: number; reason?: string; message?: string; error?: { code?: string; message?: string } };
-  const kind = event?.constructor?.name ?? typeof error;
-  if (typeof event?.code === 'number') return `${kind} ${event.code} ${event.reason ?? ''}`.trim();
-  const cause = event?.error ? ` (${event.error.code ?? ''} ${event.error.message ?? ''})` : '';
-  return `${kind} ${event?.type ?? ''} ${event?.message ?? ''}${cause}`.replace(/\s+/g, ' ').trim();
+  /** The subscriber threads' garbage-collection pauses from the first timed send on: the longest, and all of them together (ms). */
+  clientPauseMax: number;
+  clientPauseTotal: number;
 }
 
 /**
@@ -169,59 +164,46 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   /** Resident memory of each instance after a full collection, so only what is live is counted. */
   const rssNow = () => Promise.all(instances.map(async (i) => (await i.collect(), instanceRss(i.process.pid!))));
   const before = await rssNow();
-  const latencies: number[] = [];
-  /** Each timed message's latencies, by its text (its send time), for FANOUT_BY_MESSAGE=1. */
-  const byMessage = new Map<string, number[]>();
   let delivered = 0;
   const ready = new Set<number>();
   /** Why subscriptions ended early, by message: a bench that hides them measures nothing. */
   const failures = new Map<string, number>();
-  const clients: Client[] = [];
-  const unsubscribers: (() => void)[] = [];
-  /** graphql-ws ends a subscription with an Error, a CloseEvent (code and reason) or the operation's GraphQL errors. */
-  const failed = (error: unknown) => {
-    const message =
-      error instanceof Error
-        ? error.message
-        : Array.isArray(error)
-          ? error.map((e: { message?: string; extensions?: { code?: string } }) => `${e.extensions?.code ?? ''} ${e.message ?? ''}`.trim()).join('; ')
-          : describeEnd(error);
-    failures.set(message, (failures.get(message) ?? 0) + 1);
-  };
-  for (const [index, member] of subscribers.entries()) {
-    const instance = instances[index % instances.length];
-    const client = createClient({ url: instance.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${first.secret}` }, retryAttempts: 0 });
-    clients.push(client);
-    // A sink, as Apollo Client's GraphQLWsLink and urql subscribe, not graphql-ws's async iterator:
-    // the clients share the machine's two cores with the platform, and an iterator's promise and
-    // await per message were a cost of the bench, not of the platform it measures.
-    unsubscribers.push(
-      client.subscribe<{ messageAdded: { text: string } }>(
-        {
-          query: 'subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }',
-          variables: { me: member, c: channel },
-        },
-        {
-          next: (result) => {
-            const text = result.data?.messageAdded.text;
-            if (text === undefined) return;
-            if (text === 'warm-up') ready.add(index);
-            else {
-              const latency = Date.now() - Number(text);
-              latencies.push(latency);
-              if (byMessage.has(text)) byMessage.get(text)!.push(latency);
-              else byMessage.set(text, [latency]);
-              delivered += 1;
-            }
-          },
-          error: failed,
-          complete: () => {},
-        },
+  // The subscribers in shares, each in a thread of its own (bench/fanout-subscribers.ts).
+  const threads = Math.max(1, Math.min(clientThreads, size));
+  const deliveredBy = new Array<number>(threads).fill(0);
+  const shares = Array.from({ length: threads }, () => [] as { index: number; member: string; wsUrl: string }[]);
+  for (const [index, member] of subscribers.entries()) shares[index % threads].push({ index, member, wsUrl: instances[index % instances.length].wsUrl });
+  const workers = shares.map((share, t) => {
+    const worker = new Worker(new URL(COMPILED ? './fanout-subscribers.js' : './fanout-subscribers.ts', import.meta.url), {
+      workerData: { subscribers: share, secret: first.secret, channel, pauseEvery: Math.max(1, Math.round(200 / threads)) },
+    });
+    worker.on('message', (message: { type: string; index?: number; message?: string; count?: number }) => {
+      if (message.type === 'ready') ready.add(message.index!);
+      else if (message.type === 'failed') failures.set(message.message!, (failures.get(message.message!) ?? 0) + 1);
+      else if (message.type === 'delivered') {
+        delivered += message.count! - deliveredBy[t];
+        deliveredBy[t] = message.count!;
+      }
+    });
+    worker.on('error', (error) => failures.set(`a subscriber thread failed: ${error.message}`, share.length));
+    return worker;
+  });
+  /** One answer of each thread, of the given type, to a command. */
+  const ask = <T>(command: string, type: string) =>
+    Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<T>((resolve) => {
+            const listen = (message: { type: string }) => {
+              if (message.type !== type) return;
+              worker.off('message', listen);
+              resolve(message as T);
+            };
+            worker.on('message', listen);
+            worker.postMessage(command);
+          }),
       ),
     );
-    // Opened in steps, so the edge's key checks and upstream connections are not one burst.
-    if (index % 200 === 199) await new Promise((r) => setTimeout(r, 100));
-  }
   const send = (text: string) =>
     gql(first, 'mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: sender, c: channel, t: text });
   const warmUntil = Date.now() + 300_000;
@@ -256,32 +238,43 @@ async function run(label: string, instances: Instance[], size: number): Promise<
   // Read with every socket still open, after the timed messages: a collection before them would
   // change what they measure (a heap just shrunk to its live set collects again sooner).
   const connected = await rssNow();
-  latencies.sort((a, b) => a - b);
+  const reports = await ask<{ byMessage: [string, number[]][]; pauses: [number, number][] }>('report', 'report');
+  /** Each timed message's latencies, by its text (its send time). */
+  const byMessage = new Map<string, number[]>();
+  for (const report of reports) for (const [text, all] of report.byMessage) byMessage.set(text, [...(byMessage.get(text) ?? []), ...all]);
+  const latencies = [...byMessage.values()].flat().sort((a, b) => a - b);
+  // The subscriber threads' own collections from the first timed send to the end: time in them
+  // is the clients', counted in a latency all the same.
+  const firstSend = Math.min(...[...mutationMs.keys()].map(Number));
+  const clientPauses = reports.flatMap((report) => report.pauses.filter(([end]) => end >= firstSend).map(([, ms]) => ms));
   if (process.env.FANOUT_BY_MESSAGE === '1') {
     // Where the p99 comes from: one slow message, or every message's last subscribers.
     console.log(`  ${label}, by message (the mutation's answer/first/last subscriber, ms after the send, in send order):`);
     const line = [...byMessage.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([text, all]) => `${mutationMs.get(text)}/${Math.min(...all)}/${Math.max(...all)}`);
     console.log(`  ${line.join(' ')}`);
   }
-  for (const unsubscribe of unsubscribers) unsubscribe();
-  await Promise.all(clients.map((client) => client.dispose()));
+  await ask('close', 'closed');
+  await Promise.all(workers.map((worker) => worker.terminate()));
   await new Promise((r) => setTimeout(r, 1000));
   const grown = connected.reduce((sum, rss, i) => sum + rss - before[i], 0);
   return {
     label,
     subscribers: size,
-    delivered,
+    // Counted from the latencies themselves: the running count only paced the wait.
+    delivered: latencies.length,
     expected,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     kibPerSocket: grown / size / 1024,
-    cpuPerDelivery: cpuSpent / Math.max(delivered, 1),
+    cpuPerDelivery: cpuSpent / Math.max(latencies.length, 1),
+    clientPauseMax: Math.max(0, ...clientPauses),
+    clientPauseTotal: clientPauses.reduce((sum, ms) => sum + ms, 0),
   };
 }
 
 const results: Result[] = [];
 const row = (r: Result) =>
-  `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB   ${Number.isNaN(r.cpuPerDelivery) ? '     n/a' : r.cpuPerDelivery.toFixed(0).padStart(8)}`;
+  `${r.label.padEnd(33)}${String(r.subscribers).padStart(11)}   ${(r.delivered / r.expected).toFixed(3).padStart(18)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.kibPerSocket.toFixed(1).padStart(9)} KiB   ${Number.isNaN(r.cpuPerDelivery) ? '     n/a' : r.cpuPerDelivery.toFixed(0).padStart(8)}   ${r.clientPauseMax.toFixed(0).padStart(13)} / ${r.clientPauseTotal.toFixed(0)}`;
 /** Each run's row as soon as it is measured, so a later run that fails does not lose it. */
 const record = (r: Result) => {
   results.push(r);
@@ -307,11 +300,12 @@ try {
   }
 
   const topology = process.env.FANOUT_TOPOLOGY === 'supervised' ? "npm start's (supervised processes)" : 'in-process (edge and subgraphs in one process)';
-  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, instances ${topology}, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}\n`);
-  console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket   CPU µs per delivery');
+  console.log(`\nchat-fanout: ${messages} messages per run, 50 ms apart, one graphql-ws socket per subscriber, subscribers in ${clientThreads} client thread(s), instances ${topology}, ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}\n`);
+  console.log('run                              subscribers   delivered/expected   p50 ms   p99 ms   memory per socket   CPU µs per delivery   client GC ms, longest / all');
   for (const r of results) console.log(row(r));
   console.log('\nTargets: 1,000 on one instance p99 < 100 ms; 10,000 over two p99 < 1 s; all delivered; at most 113 KiB per socket.');
   console.log('CPU per delivery: user and system time of the instances\' processes (edge and subgraphs; not PostgreSQL, Redis or the clients) from the first timed message to the last delivery, over the deliveries.');
+  console.log('Client GC: the subscriber threads\' own garbage-collection pauses from the first timed send on. They are in the latencies: a paused thread reads its sockets late.');
   console.log('Memory: resident set of the instances\' Node processes (gateway and subgraphs) with the sockets open, less before, per socket; each reading after a full garbage collection (in-process instances).\n');
 } finally {
   for (const service of running.reverse()) await service.stop().catch(() => {});

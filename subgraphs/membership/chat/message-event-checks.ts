@@ -1,3 +1,4 @@
+import type { Kysely } from '@mikro-orm/postgresql';
 import type { SubgraphContext } from '../../shared/context.js';
 import { UUID } from '../../shared/pagination.js';
 import { ChatChannelVisibility } from './chat-channel-visibility.js';
@@ -115,12 +116,16 @@ export class MessageEventChecks {
     return batch;
   }
 
-  /** Runs a Kysely query and logs it as MikroORM logs its own (Kysely does not), so traces and statement counts see it. */
-  private async logged<T>(query: { compile(): { sql: string; parameters: readonly unknown[] }; execute(): Promise<T[]> }): Promise<T[]> {
+  /**
+   * Runs a Kysely query and logs it as MikroORM logs its own (Kysely does not), so traces and
+   * statement counts see it. Compiled once: the log and the execution share the statement
+   * (`execute` is in the parameter's type only so that the rows' type is the builder's).
+   */
+  private async logged<T>(query: { compile(): Extract<Parameters<Kysely<CheckTables>['executeQuery']>[0], { sql: string }>; execute(): Promise<T[]> }): Promise<T[]> {
     const started = Date.now();
-    const rows = await query.execute();
-    const { sql, parameters } = query.compile();
-    this.em.config.getLogger().logQuery({ query: sql, params: parameters, took: Date.now() - started, results: rows.length });
+    const compiled = query.compile();
+    const { rows } = (await this.db.executeQuery(compiled)) as { rows: T[] };
+    this.em.config.getLogger().logQuery({ query: compiled.sql, params: compiled.parameters, took: Date.now() - started, results: rows.length });
     return rows;
   }
 
