@@ -1,6 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { WebSocket } from 'ws';
 import { nextManyFrame, type NextManyMessage } from '../../core/grouped-events.js';
+import { pushOf } from './push-stream.js';
 
 type Payload = NextManyMessage['payload'];
 
@@ -81,6 +82,7 @@ function enqueue(socket: WebSocket, id: string, payload: Payload): void {
  *
  * Order is kept: a subscription's waiting frames are flushed before graphql-ws hears of its end
  * (its `complete` or `error` frame is written after), and after return() nothing more is queued.
+ * A stream that can push (push-stream.ts) is read that way; any other is pulled.
  */
 export function deliverGrouped(
   stream: AsyncIterator<ExecutionResult>,
@@ -97,16 +99,34 @@ export function deliverGrouped(
   });
   // graphql-ws awaits it a few hops after this returns; a failure before then is not unhandled.
   end.catch(() => {});
-  void (async () => {
-    try {
-      for (let step = await stream.next(); !step.done && !ended; step = await stream.next()) enqueue(socket, id, format(step.value));
-      flush(socket);
-      settle({ done: true, value: undefined });
-    } catch (error) {
-      flush(socket);
-      fail(error);
-    }
-  })();
+  const push = pushOf<ExecutionResult>(stream);
+  if (push) {
+    // The stream calls in with each result (push-stream.ts): no pull, no await per subscriber.
+    push({
+      next: (result) => {
+        if (!ended) enqueue(socket, id, format(result));
+      },
+      end: () => {
+        flush(socket);
+        settle({ done: true, value: undefined });
+      },
+      fail: (error) => {
+        flush(socket);
+        fail(error);
+      },
+    });
+  } else {
+    void (async () => {
+      try {
+        for (let step = await stream.next(); !step.done && !ended; step = await stream.next()) enqueue(socket, id, format(step.value));
+        flush(socket);
+        settle({ done: true, value: undefined });
+      } catch (error) {
+        flush(socket);
+        fail(error);
+      }
+    })();
+  }
   const iterator = {
     next: () => end,
     async return(): Promise<IteratorResult<ExecutionResult>> {

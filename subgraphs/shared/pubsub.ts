@@ -1,10 +1,12 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Redis } from 'ioredis';
+import { PUSH, type PushableStream, type Sink } from './push-stream.js';
 
 /** Events between a subgraph's writers and its subscribers, published after the commit. */
 export interface PlatformPubSub {
   publish(topic: string, payload: unknown): void;
-  subscribe(topic: string): AsyncIterableIterator<unknown>;
+  /** An iterator that can also push (push-stream.ts). */
+  subscribe(topic: string): PushableStream<unknown>;
   close(): Promise<void>;
 }
 
@@ -44,13 +46,25 @@ function localTopics(): Topics {
  * Every subscriber of a topic receives the same payload object of an event, which the chat's
  * per-event checks and shared executions key on. This replaces yoga's createPubSub, whose
  * Repeater per subscriber and Node's EventTarget cost a thousand subscribers of one channel
- * about 11 ms of every message before the first of them saw it.
+ * about 11 ms of every message before the first of them saw it. A consumer that asks for pushes
+ * gets each event by a call, in the same tick as the publish.
  */
-function subscribe(topics: Topics, topic: string): AsyncIterableIterator<unknown> {
+function subscribe(topics: Topics, topic: string): PushableStream<unknown> {
   const queue: unknown[] = [];
   let waiting: ((step: IteratorResult<unknown>) => void) | null = null;
+  /** The consumer's sink once it asked for pushes (push-stream.ts): events go straight to it. */
+  let sink: Sink<unknown> | null = null;
   let ended = false;
   const listener: Listener = (event) => {
+    if (sink) {
+      // The publisher (a committed mutation, or Redis's reader) must not see a subscriber's failure.
+      try {
+        sink.next(event.detail);
+      } catch (error) {
+        sink.fail(error);
+      }
+      return;
+    }
     if (!waiting) {
       queue.push(event.detail);
       return;
@@ -60,7 +74,7 @@ function subscribe(topics: Topics, topic: string): AsyncIterableIterator<unknown
     resolve({ value: event.detail, done: false });
   };
   topics.addEventListener(topic, listener);
-  const iterator: AsyncIterableIterator<unknown> = {
+  const iterator: PushableStream<unknown> = {
     next() {
       if (queue.length) return Promise.resolve({ value: queue.shift(), done: false });
       if (ended) return Promise.resolve({ value: undefined, done: true });
@@ -68,9 +82,15 @@ function subscribe(topics: Topics, topic: string): AsyncIterableIterator<unknown
         waiting = resolve;
       });
     },
+    [PUSH](to: Sink<unknown>) {
+      if (ended) return;
+      sink = to;
+      for (const detail of queue.splice(0)) to.next(detail);
+    },
     return() {
       if (!ended) {
         ended = true;
+        sink = null;
         queue.length = 0;
         topics.removeEventListener(topic, listener);
         waiting?.({ value: undefined, done: true });

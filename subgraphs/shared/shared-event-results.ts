@@ -11,6 +11,7 @@ import {
 } from 'graphql';
 import { principalId } from '../../core/principal.js';
 import type { SubgraphContext } from './context.js';
+import { InOrder, PUSH, pushOf, type PushableStream, type Sink } from './push-stream.js';
 
 /**
  * The field extension a subscription root declares (type-graphql: `@Extensions({ [EVENT_IS_ROOT]: true })`)
@@ -20,7 +21,7 @@ import type { SubgraphContext } from './context.js';
  */
 export const EVENT_IS_ROOT = 'eventIsRoot';
 
-type Subscribed = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+type Subscribed = PushableStream<ExecutionResult> | ExecutionResult;
 type Shared = ExecutionResult | Promise<ExecutionResult>;
 
 /** Results by event object, then by what decides them (sharingKey): gone with the event. */
@@ -75,18 +76,21 @@ export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subsc
     if (!result) byKey.set(key, (result = execute({ ...args, rootValue: event })));
     return result;
   };
+  let ended = false;
   // Not an async generator: one waiting for the next event would see return() only when that
   // event came, keeping the subscriber's listener after graphql-ws completed it.
-  const mapped: AsyncIterableIterator<ExecutionResult> & { return(): Promise<IteratorResult<ExecutionResult>> } = {
+  const mapped: PushableStream<ExecutionResult> = {
     async next() {
       const step = await events.next();
       return step.done ? { done: true, value: undefined } : { done: false, value: await resultOf(step.value) };
     },
     async return() {
+      ended = true;
       await events.return?.();
       return { done: true, value: undefined };
     },
     async throw(error?: unknown) {
+      ended = true;
       await events.return?.();
       throw error;
     },
@@ -94,5 +98,27 @@ export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subsc
       return mapped;
     },
   };
+  const push = pushOf<unknown>(source);
+  if (push) {
+    // Pushed on as they come: each result in its event's order, and the end after the last.
+    mapped[PUSH] = (sink: Sink<ExecutionResult>) => {
+      const order = new InOrder();
+      const stop = (then: () => void) => {
+        if (ended) return;
+        ended = true;
+        then();
+      };
+      const failed = (error: unknown) =>
+        stop(() => {
+          void events.return?.();
+          sink.fail(error);
+        });
+      push({
+        next: (event) => order.add(() => resultOf(event), (result) => void (ended || sink.next(result)), failed),
+        end: () => order.add(() => undefined, () => stop(() => sink.end()), failed),
+        fail: (error) => order.add(() => undefined, () => failed(error), failed),
+      });
+    };
+  }
   return mapped;
 }

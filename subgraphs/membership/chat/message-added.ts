@@ -1,4 +1,5 @@
 import type { SubgraphContext } from '../../shared/context.js';
+import { InOrder, PUSH, pushOf, type PushableStream, type Sink } from '../../shared/push-stream.js';
 import { ChatAccess } from './chat-access.js';
 import { chatTopic, type ChatMessageEvent } from './chat-message-event.js';
 import { ChatMessageMode } from './chat-message-mode.js';
@@ -10,20 +11,6 @@ export interface MessageAddedArgs {
   asMember: string;
   channelId?: string | null;
   withMember?: string | null;
-}
-
-/** Starts listening at once: a Repeater (the pubsub's iterator) adds its listener only on its first next(). */
-function listenNow<T>(iterable: AsyncIterable<T>): AsyncIterator<T> {
-  const iterator = iterable[Symbol.asyncIterator]();
-  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
-  return {
-    next: () => {
-      const pending = first ?? iterator.next();
-      first = undefined;
-      return pending;
-    },
-    return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
-  };
 }
 
 /** Whether the event can concern the subscription at all, before any query. */
@@ -39,37 +26,46 @@ function mightMatch(event: ChatMessageEvent, args: MessageAddedArgs, memberId: s
 
 /**
  * The stream behind `messageAdded`. Arguments are checked once, when the subscription starts
- * (listening begins before this returns, so every later message is seen). Then, for each
- * event, a fresh EntityManager re-checks that the subscriber may see the message: a member who
- * left a private channel, or was archived, receives nothing more from it.
+ * (the bus listens from subscribe() on, so every later message is seen). Then, for each event, a
+ * fresh EntityManager re-checks that the subscriber may see the message: a member who left a
+ * private channel, or was archived, receives nothing more from it. Read by pulls (its iterator)
+ * or by pushes (push-stream.ts), with the same checks, in the order the events came.
  */
-export async function messageAddedStream(args: MessageAddedArgs, context: SubgraphContext): Promise<AsyncIterableIterator<ChatMessage>> {
+export async function messageAddedStream(args: MessageAddedArgs, context: SubgraphContext): Promise<PushableStream<ChatMessage>> {
   const access = new ChatAccess(context.em.fork(), context.principal);
   const member = await access.activeMember(args.asMember);
   if (args.channelId && args.withMember) throw new ChatTargetError('withMember', 'Give channelId or withMember, not both');
   if (args.channelId) await access.visibleChannel(args.channelId, member.id);
   if (args.withMember && !(await access.anyMember(args.withMember))) throw new UnknownMemberError('withMember', args.withMember);
-  const source = listenNow(context.pubsub.subscribe(chatTopic(context.principal)));
+  const source = context.pubsub.subscribe(chatTopic(context.principal));
+  const pushSource = pushOf<unknown>(source);
+  let ended = false;
+
+  // Every subscriber of this process checks the same event: the reads are batched, and run side by side.
+  const check = (event: ChatMessageEvent) => checksFor(event, context).verdict(event, member.id, Boolean(args.channelId));
+  /**
+   * The operation's context lives as long as the subscription: each event's field resolution
+   * (sender, channel, ...) starts from an empty identity map and fresh loaders. Most subscribers
+   * never resolve anything (they share another's execution of the event), and clearing an empty
+   * EntityManager still cost a unit-of-work clean-up per event each.
+   */
+  const fresh = () => {
+    // values() of an empty map is an empty array; its iterator was a generator per subscriber and event.
+    if (context.em.getUnitOfWork(false).getIdentityMap().values().length) context.em.clear();
+    if (context.loaders.size) context.loaders.clear();
+  };
 
   async function* deliver(): AsyncGenerator<ChatMessage> {
     try {
       for (let step = await source.next(); !step.done; step = await source.next()) {
         const event = step.value as ChatMessageEvent;
         if (!mightMatch(event, args, member.id)) continue;
-        // Every subscriber of this process checks the same event: the reads are batched, and
-        // run side by side.
-        const verdict = await checksFor(event, context).verdict(event, member.id, Boolean(args.channelId));
+        const verdict = await check(event);
         // An archived member's subscriptions end.
         if (verdict === END) return;
         if (verdict === SKIP) continue;
-        const message = verdict;
-        // The operation's context lives as long as the subscription: start each event's field
-        // resolution (sender, channel, ...) from an empty identity map and fresh loaders. Most
-        // subscribers never resolve anything (they share another's execution of the event), and
-        // clearing an empty EntityManager still cost a unit-of-work clean-up per event each.
-        if (!context.em.getUnitOfWork().getIdentityMap()[Symbol.iterator]().next().done) context.em.clear();
-        context.loaders.clear();
-        yield message;
+        fresh();
+        yield verdict;
       }
     } finally {
       await source.return?.();
@@ -77,11 +73,12 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
   }
 
   const generator = deliver();
-  const stream: AsyncIterableIterator<ChatMessage> = {
+  const stream: PushableStream<ChatMessage> = {
     next: () => generator.next(),
     // An async generator waiting for the next event would only see return() when one comes:
     // ending the source first ends that wait, so unsubscribing frees the listener at once.
     return: async (value?: unknown) => {
+      ended = true;
       await source.return?.();
       return generator.return(value as never);
     },
@@ -90,5 +87,35 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
       return stream;
     },
   };
+  if (pushSource) {
+    stream[PUSH] = (sink: Sink<ChatMessage>) => {
+      const order = new InOrder();
+      const stop = (then: () => void) => {
+        if (ended) return;
+        ended = true;
+        void source.return?.();
+        then();
+      };
+      pushSource({
+        next(value) {
+          const event = value as ChatMessageEvent;
+          if (ended || !mightMatch(event, args, member.id)) return;
+          order.add(
+            () => check(event),
+            (verdict) => {
+              if (ended || verdict === SKIP) return;
+              // An archived member's subscriptions end.
+              if (verdict === END) return stop(() => sink.end());
+              fresh();
+              sink.next(verdict);
+            },
+            (error) => stop(() => sink.fail(error)),
+          );
+        },
+        end: () => stop(() => sink.end()),
+        fail: (error) => stop(() => sink.fail(error)),
+      });
+    };
+  }
   return stream;
 }
