@@ -106,13 +106,20 @@ export function deliverGrouped(
       next: (result) => {
         if (!ended) enqueue(socket, id, format(result));
       },
+      // graphql-ws's loop waits on `end`: it settles even if the flush throws.
       end: () => {
-        flush(socket);
-        settle({ done: true, value: undefined });
+        try {
+          flush(socket);
+        } finally {
+          settle({ done: true, value: undefined });
+        }
       },
       fail: (error) => {
-        flush(socket);
-        fail(error);
+        try {
+          flush(socket);
+        } finally {
+          fail(error);
+        }
       },
     });
   } else {

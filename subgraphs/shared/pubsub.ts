@@ -55,16 +55,16 @@ function subscribe(topics: Topics, topic: string): PushableStream<unknown> {
   /** The consumer's sink once it asked for pushes (push-stream.ts): events go straight to it. */
   let sink: Sink<unknown> | null = null;
   let ended = false;
-  const listener: Listener = (event) => {
-    if (sink) {
-      // The publisher (a committed mutation, or Redis's reader) must not see a subscriber's failure.
-      try {
-        sink.next(event.detail);
-      } catch (error) {
-        sink.fail(error);
-      }
-      return;
+  // The publisher (a committed mutation, or Redis's reader) must not see a subscriber's failure.
+  const pushTo = (to: Sink<unknown>, detail: unknown) => {
+    try {
+      to.next(detail);
+    } catch (error) {
+      to.fail(error);
     }
+  };
+  const listener: Listener = (event) => {
+    if (sink) return pushTo(sink, event.detail);
     if (!waiting) {
       queue.push(event.detail);
       return;
@@ -85,7 +85,7 @@ function subscribe(topics: Topics, topic: string): PushableStream<unknown> {
     [PUSH](to: Sink<unknown>) {
       if (ended) return;
       sink = to;
-      for (const detail of queue.splice(0)) to.next(detail);
+      for (const detail of queue.splice(0)) pushTo(to, detail);
     },
     return() {
       if (!ended) {

@@ -33,7 +33,7 @@ export function pushOf<T>(stream: object): ((sink: Sink<T>) => void) | undefined
 /**
  * Keeps one subscriber's values in the order their sources came when each needs async work
  * first (a check, an execution): `add(work, done, fail)` starts `work` at once when nothing is
- * pending, else after what is, and hands its value to `done` in arrival order. Most events find
+ * pending, else once the step before has handed its value on, as a pull would. Most events find
  * nothing pending, so they cost one promise reaction, not a chain.
  */
 export class InOrder {
@@ -44,6 +44,14 @@ export class InOrder {
     // Nothing pending once the newest step is done; a step chained behind it keeps its place.
     const settled = () => {
       if (this.pending === step) this.pending = null;
+    };
+    // A failure handler that throws too has nowhere left to report to: no step's promise rejects.
+    const failSafely = (error: unknown) => {
+      try {
+        fail(error);
+      } catch {
+        // Ignored: the subscription's own end already reports what it can.
+      }
     };
     const run = (): Promise<void> => {
       let value: V | Promise<V>;
@@ -59,12 +67,12 @@ export class InOrder {
           try {
             done(result);
           } catch (error) {
-            fail(error);
+            failSafely(error);
           }
         },
         (error) => {
           settled();
-          fail(error);
+          failSafely(error);
         },
       );
     };

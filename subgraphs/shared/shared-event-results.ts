@@ -56,6 +56,19 @@ function withoutArguments(root: FieldNode, args: ExecutionArgs) {
   return visit(args.document, { Field: (node) => (node === root ? { ...node, arguments: [] } : undefined) });
 }
 
+/** What runs before each execution of an event with a given operation context (beforeEachExecution). */
+const beforeExecution = new WeakMap<object, () => void>();
+
+/**
+ * Runs `hook` before each execution of an event with `context`, its operation's context: the chat
+ * starts each event's field resolution from an empty identity map and fresh loaders. Here, not
+ * in the stream: a pushed stream hands over its next event while the previous one's execution
+ * may still be resolving fields, and the next execution starts only once that one is done.
+ */
+export function beforeEachExecution(context: object, hook: () => void): void {
+  beforeExecution.set(context, hook);
+}
+
 /**
  * graphql-ws's `subscribe` for a subgraph: graphql-js's own (a source stream per subscriber, one
  * execution per event), except that subscribers whose result for an event cannot differ (see
@@ -68,12 +81,17 @@ export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subsc
   if (!(Symbol.asyncIterator in source)) return source as ExecutionResult;
   const key = sharingKey(args);
   const events = source[Symbol.asyncIterator]();
+  const run = (event: unknown): Shared => {
+    const context = args.contextValue as object | undefined;
+    if (context) beforeExecution.get(context)?.();
+    return execute({ ...args, rootValue: event });
+  };
   const resultOf = (event: unknown): Shared => {
-    if (!key || typeof event !== 'object' || event === null) return execute({ ...args, rootValue: event });
+    if (!key || typeof event !== 'object' || event === null) return run(event);
     let byKey = resultsByEvent.get(event);
     if (!byKey) resultsByEvent.set(event, (byKey = new Map()));
     let result = byKey.get(key);
-    if (!result) byKey.set(key, (result = execute({ ...args, rootValue: event })));
+    if (!result) byKey.set(key, (result = run(event)));
     return result;
   };
   let ended = false;
@@ -103,10 +121,10 @@ export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subsc
     // Pushed on as they come: each result in its event's order, and the end after the last.
     mapped[PUSH] = (sink: Sink<ExecutionResult>) => {
       const order = new InOrder();
-      const stop = (then: () => void) => {
+      const stop = (after: () => void) => {
         if (ended) return;
         ended = true;
-        then();
+        after();
       };
       const failed = (error: unknown) =>
         stop(() => {
@@ -114,7 +132,8 @@ export async function subscribeSharingEvents(args: ExecutionArgs): Promise<Subsc
           sink.fail(error);
         });
       push({
-        next: (event) => order.add(() => resultOf(event), (result) => void (ended || sink.next(result)), failed),
+        // Nothing runs for a subscription already ended: its executions would read for no one.
+        next: (event) => order.add(() => (ended ? undefined : resultOf(event)), (result) => void (ended || !result || sink.next(result)), failed),
         end: () => order.add(() => undefined, () => stop(() => sink.end()), failed),
         fail: (error) => order.add(() => undefined, () => failed(error), failed),
       });

@@ -1,5 +1,6 @@
 import type { SubgraphContext } from '../../shared/context.js';
 import { InOrder, PUSH, pushOf, type PushableStream, type Sink } from '../../shared/push-stream.js';
+import { beforeEachExecution } from '../../shared/shared-event-results.js';
 import { ChatAccess } from './chat-access.js';
 import { chatTopic, type ChatMessageEvent } from './chat-message-event.js';
 import { ChatMessageMode } from './chat-message-mode.js';
@@ -43,17 +44,15 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
 
   // Every subscriber of this process checks the same event: the reads are batched, and run side by side.
   const check = (event: ChatMessageEvent) => checksFor(event, context).verdict(event, member.id, Boolean(args.channelId));
-  /**
-   * The operation's context lives as long as the subscription: each event's field resolution
-   * (sender, channel, ...) starts from an empty identity map and fresh loaders. Most subscribers
-   * never resolve anything (they share another's execution of the event), and clearing an empty
-   * EntityManager still cost a unit-of-work clean-up per event each.
-   */
-  const fresh = () => {
-    // values() of an empty map is an empty array; its iterator was a generator per subscriber and event.
+  // The operation's context lives as long as the subscription: each event's field resolution
+  // (sender, channel, ...) starts from an empty identity map and fresh loaders, just before the
+  // execution (shared-event-results.ts). Most subscribers never resolve anything (they share
+  // another's execution of the event), and clearing an empty EntityManager still cost a
+  // unit-of-work clean-up per event each; values() of an empty map is an empty array.
+  beforeEachExecution(context, () => {
     if (context.em.getUnitOfWork(false).getIdentityMap().values().length) context.em.clear();
     if (context.loaders.size) context.loaders.clear();
-  };
+  });
 
   async function* deliver(): AsyncGenerator<ChatMessage> {
     try {
@@ -64,7 +63,6 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
         // An archived member's subscriptions end.
         if (verdict === END) return;
         if (verdict === SKIP) continue;
-        fresh();
         yield verdict;
       }
     } finally {
@@ -90,11 +88,11 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
   if (pushSource) {
     stream[PUSH] = (sink: Sink<ChatMessage>) => {
       const order = new InOrder();
-      const stop = (then: () => void) => {
+      const stop = (after: () => void) => {
         if (ended) return;
         ended = true;
         void source.return?.();
-        then();
+        after();
       };
       pushSource({
         next(value) {
@@ -106,14 +104,14 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
               if (ended || verdict === SKIP) return;
               // An archived member's subscriptions end.
               if (verdict === END) return stop(() => sink.end());
-              fresh();
               sink.next(verdict);
             },
             (error) => stop(() => sink.fail(error)),
           );
         },
-        end: () => stop(() => sink.end()),
-        fail: (error) => stop(() => sink.fail(error)),
+        // After the checks of the events before it, as a pull would see them.
+        end: () => order.add(() => undefined, () => stop(() => sink.end()), (error) => stop(() => sink.fail(error))),
+        fail: (error) => order.add(() => undefined, () => stop(() => sink.fail(error)), (error) => stop(() => sink.fail(error))),
       });
     };
   }

@@ -1,6 +1,8 @@
 import { parse, subscribe, type ExecutionResult } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../core/principal.js';
+import { pushOf } from '../../../subgraphs/shared/push-stream.js';
+import { subscribeSharingEvents } from '../../../subgraphs/shared/shared-event-results.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run } from '../../support/subgraph-harness.js';
@@ -74,6 +76,40 @@ async function subscribeAs(principal: Principal, variables: Record<string, unkno
       await iterator.return(undefined);
       await pump;
     },
+  };
+}
+
+/**
+ * The same subscription read by pushes, as the subgraph's server reads it for the edge
+ * (shared-event-results.ts and push-stream.ts): a sink instead of an iterator.
+ */
+async function subscribePushed(principal: Principal, variables: Record<string, unknown>) {
+  const result = await subscribeSharingEvents({ schema: subgraph.schema, document: MESSAGE_ADDED, variableValues: variables, contextValue: subgraph.contextFor(principal) });
+  if (!(Symbol.asyncIterator in result)) throw new Error('subscription refused');
+  const push = pushOf<ExecutionResult<{ messageAdded: Added }>>(result);
+  if (!push) throw new Error('the chat stream does not push');
+  const received: Added[] = [];
+  const errors: unknown[] = [];
+  let ended = false;
+  push({
+    next: (event) => {
+      if (event.errors) errors.push(...event.errors);
+      else received.push(JSON.parse(JSON.stringify(event.data!.messageAdded)));
+    },
+    end: () => void (ended = true),
+    fail: (error) => void errors.push(error),
+  });
+  return {
+    received,
+    errors,
+    ended: () => ended,
+    async waitFor(count: number): Promise<Added[]> {
+      const deadline = Date.now() + 5000;
+      while (received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(received.length).toBeGreaterThanOrEqual(count);
+      return received;
+    },
+    stop: () => result.return(undefined),
   };
 }
 
@@ -208,6 +244,39 @@ describe('messageAdded', () => {
     expect('error' in unknown && unknown.error?.errors?.[0].extensions).toMatchObject({ reason: 'unknown_member' });
     const hidden = await subscribeAs(principal, { asMember: c, channelId: secret });
     expect('error' in hidden && hidden.error?.errors?.[0].extensions).toMatchObject({ reason: 'channel_not_found' });
+  });
+
+  it('pushed: every message in order, each with its fields read fresh, the end for an archived member, nothing after return()', async () => {
+    const { principal, a, b } = await account();
+    const channelId = await newChannel(subgraph, principal, a, 'pushed', { memberIds: [b] });
+    const sub = await subscribePushed(principal, { asMember: b, channelId });
+    const other = await subscribePushed(principal, { asMember: a, channelId });
+    // A burst: each subscriber's checks and executions overlap across the messages.
+    await Promise.all(['one', 'two', 'three', 'four'].map((text) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text })));
+    expect((await sub.waitFor(4)).map(textOf).sort()).toEqual(['four', 'one', 'three', 'two']);
+    // In the channel's order as stored (newest first there).
+    const listed = ok(
+      await run<{ chatMessages: { data: { text: string }[] } }>(subgraph, principal, 'query($a: ID!, $c: ID) { chatMessages(asMember: $a, channelId: $c, limit: 100) { data { text } } }', {
+        a: b,
+        c: channelId,
+      }),
+    ).chatMessages.data.map((m) => m.text);
+    expect(sub.received.map(textOf)).toEqual(listed.reverse());
+    // The sender renamed between two messages: the second one's execution starts from a fresh context.
+    ok(await run(subgraph, principal, 'mutation($id: ID!, $n: String) { updateMember(id: $id, name: $n) { id } }', { id: a, n: 'Ann Renamed' }));
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: 'renamed' });
+    const [, , , , renamed] = await sub.waitFor(5);
+    expect(renamed).toMatchObject({ text: 'renamed', sender: { id: a, name: 'Ann Renamed' } });
+    await other.stop();
+    ok(await run(subgraph, principal, 'mutation($id: ID!) { deleteMember(id: $id) { id } }', { id: b }));
+    await send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId, text: 'after archiving' });
+    const deadline = Date.now() + 5000;
+    while (!sub.ended() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(sub.ended()).toBe(true);
+    expect(sub.received.map(textOf)).not.toContain('after archiving');
+    // The stopped one heard nothing after its return().
+    expect(other.received.map(textOf)).not.toContain('after archiving');
+    expect(sub.errors).toEqual([]);
   });
 
   it('ends at once when the client unsubscribes, with no event pending', async () => {
