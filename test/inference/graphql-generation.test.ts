@@ -182,7 +182,7 @@ describe('chatCompletion, completion and tokenize', () => {
 
   it('completes a raw prompt and counts its tokens', async () => {
     const completion = await graphql<{ completion: Generated }>('mutation($input: CompletionInput!) { completion(input: $input) { text finishReason usage { promptTokens completionTokens } } }', {
-      input: { model: MODEL, prompt: 'Once upon', maxTokens: 3 },
+      input: { model: MODEL, prompt: 'Once upon', maxTokens: 3, temperature: 0 },
     });
     expect(completion.errors).toBeUndefined();
     expect(completion.data!.completion.usage.completionTokens).toBe(3);
@@ -229,7 +229,7 @@ describe('chatCompletion, completion and tokenize', () => {
   });
 
   it('serves admin keys on the default plan and refuses a live key with FORBIDDEN wrong_key_kind', async () => {
-    const admin = await chat({ maxTokens: 2 }, adminKey);
+    const admin = await chat({ maxTokens: 2, temperature: 0 }, adminKey);
     expect(admin.errors).toBeUndefined();
     expect(admin.data!.chatCompletion.usage.completionTokens).toBe(2);
     expect((await chat({ provider: 'provider_d', maxTokens: 2 }, adminKey)).errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'model_not_on_plan' });

@@ -125,7 +125,7 @@ describe('an edge apart from the inference subgraph (relayed over HTTP)', () => 
       const direct = await client('/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, seed: 9 });
       const viaRelay = await relayed('/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, seed: 9 });
       expect(viaRelay.choices[0]!.message.content).toBe(direct.choices[0]!.message.content);
-      const stream = await relayed('/inference/gateway').completions.create({ model: MODEL, prompt: 'x', max_tokens: 3, stream: true, stream_options: { include_usage: true } });
+      const stream = await relayed('/inference/gateway').completions.create({ model: MODEL, prompt: 'x', max_tokens: 3, temperature: 0, stream: true, stream_options: { include_usage: true } });
       let usage: OpenAI.CompletionUsage | undefined;
       for await (const part of stream) if (part.usage) usage = part.usage;
       expect(usage?.completion_tokens).toBe(3);
