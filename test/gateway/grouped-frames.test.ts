@@ -84,6 +84,25 @@ describe("the edge's upstream sockets", () => {
     expect(groupedListeners()).toBe(listening - 2);
   });
 
+  it('hand a grouped frame only to subscriptions of the connection it came on', async () => {
+    const [mine, other] = [await upstream(), await upstream()];
+    const stream = upstreamStream(mine.client, payload());
+    const received: unknown[] = [];
+    void (async () => {
+      for await (const event of stream) received.push(event);
+    })();
+    const bystander = upstreamStream(other.client, payload());
+    await until(() => mine.subscribed.length === 1 && other.subscribed.length === 1, 'a subscription on each connection');
+    // Another connection's subgraph names this subscription: nothing reaches it.
+    other.write(nextManyFrame([mine.subscribed[0]!], { data: { tick: 'forged' } }));
+    mine.write(nextManyFrame([mine.subscribed[0]!], { data: { tick: 'own' } }));
+    await until(() => received.length === 1, 'the event of its own connection');
+    // Frames on one connection arrive in order, and the other's was written first: give it time anyway.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toEqual([{ data: { tick: 'own' } }]);
+    await Promise.all([stream.return(), bystander.return()]);
+  });
+
   it('close the connection with 4400 on a grouped frame they cannot read, ending its subscriptions', async () => {
     const server = await upstream();
     const stream = upstreamStream(server.client, payload());
