@@ -26,6 +26,11 @@ export interface SubscriptionLimits {
   keepAliveMs: number;
   /** How often the keys of open sockets are read again, so a disabled or expired key loses its socket (WS_KEY_RECHECK_MS, 30 s by default, at most 60 s). */
   keyRecheckMs: number;
+  /**
+   * Bytes a socket may leave unsent (its client not reading) before it is closed with 1013 (WS_MAX_UNSENT_BYTES,
+   * 1 MiB by default): one slow reader must not make the edge hold every event for it without bound.
+   */
+  maxUnsentBytes: number;
 }
 
 /** The dashboard: where it is served and how sign-in and sessions are limited. */

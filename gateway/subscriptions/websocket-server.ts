@@ -31,6 +31,17 @@ export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_FORBIDDEN = 4403;
 /** Too many failed authentications from the client's address (graphql-ws's "too many" code). */
 export const CLOSE_TOO_MANY_REQUESTS = 4429;
+/**
+ * The client reads too slowly (WebSocket's "try again later"): graphql-ws's clients reconnect on
+ * it, where they would give up on a 1008. What it missed it reads again over the HTTP API.
+ */
+export const CLOSE_TOO_SLOW = 1013;
+/**
+ * Events a relayed subscription may have waiting behind graphql-ws's loop (which waits for each
+ * write to reach the kernel) before its socket counts as too slow: maxUnsentBytes at 1 KiB per
+ * event (a relayed event is not serialised until it is written), 1,024 by default.
+ */
+const maxQueuedEvents = (limits: SubscriptionLimits) => Math.max(16, Math.floor(limits.maxUnsentBytes / 1024));
 
 interface SocketState {
   socket: WebSocket;
@@ -138,6 +149,22 @@ export function serveWebSockets(options: {
    * Refused documents are not kept; they are checked again each time.
    */
   const validated = new Map<string, DocumentNode>();
+
+  /**
+   * Whether the socket's client has fallen too far behind (more than maxUnsentBytes unsent, or
+   * `queued` events waiting for graphql-ws's loop); such a socket is closed with 1013, once, and
+   * writes nothing more. The events go to each client as they come: without a bound, a client that
+   * stops reading makes the edge keep every later event for it, for as long as its socket is open.
+   */
+  const maxQueued = maxQueuedEvents(options.limits);
+  const tooSlow = (state: SocketState, queued = 0): boolean => {
+    if (state.socket.readyState !== state.socket.OPEN) return true;
+    const unsent = state.socket.bufferedAmount;
+    if (unsent <= options.limits.maxUnsentBytes && queued <= maxQueued) return false;
+    options.logger.warn({ requestId: state.requestId, unsent, queued }, 'closing a websocket whose client reads too slowly');
+    state.socket.close(CLOSE_TOO_SLOW, queued > maxQueued ? `Too slow: ${queued} events waiting` : `Too slow: ${unsent} bytes unsent`);
+    return true;
+  };
 
   /** Ends a socket whose key no longer authenticates; graphql-ws then ends its subscriptions. */
   const forbid = (state: SocketState, reason: string) => state.socket.close(CLOSE_FORBIDDEN, `Forbidden: ${reason}`);
@@ -314,7 +341,9 @@ export function serveWebSockets(options: {
           clientErrors(await planned.resolveEvent(structuredClone(event), context, variables), context.requestId, options.logger);
 
         const direct = planned.passthrough ? writeDirectly() : undefined;
-        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, direct?.deliver);
+        // A relayed event waits for graphql-ws's loop, which waits for each write to the client.
+        const backlog = { max: maxQueued, exceeded: () => void (tooSlow(state, maxQueued + 1) && end()) };
+        const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, direct?.deliver, backlog);
         state.subscriptions += 1;
         active += 1;
         /** Counts the subscription out once and ends its upstream operation. */
@@ -377,7 +406,7 @@ export function serveWebSockets(options: {
           failed.catch(() => {});
           let behind: Promise<void> | undefined;
           const write = (frame: string) => {
-            if (!ended && !failedWith && state.socket.readyState === state.socket.OPEN) state.socket.send(frame);
+            if (!ended && !failedWith && !tooSlow(state)) state.socket.send(frame);
           };
           const deliver = (event: ExecutionResult) => {
             if (ended) return;
