@@ -11,13 +11,13 @@ import { listenGrouped } from './grouped-frames.js';
  *
  * With `deliver`, events are handed to it as they come and never queued: `next()` then only
  * settles when the subscription ends (done, or the upstream's error). Without it, events wait for
- * next(); `backlog` is told when more than `backlog.max` wait (a consumer that fell behind).
+ * next(); `backlog` is told how many wait once more than `backlog.max` do (a consumer that fell behind).
  */
 export function upstreamStream(
   client: Client,
   payload: SubscribePayload,
   deliver?: (event: ExecutionResult) => void,
-  backlog?: { max: number; exceeded(): void },
+  backlog?: { max: number; exceeded(queued: number): void },
 ): AsyncIterableIterator<ExecutionResult> & { return(): Promise<IteratorResult<ExecutionResult>> } {
   const queue: ExecutionResult[] = [];
   let waiting: { resolve: (result: IteratorResult<ExecutionResult>) => void; reject: (error: unknown) => void } | null = null;
@@ -37,7 +37,7 @@ export function upstreamStream(
     if (deliver) return deliver(value);
     queue.push(value);
     settle();
-    if (backlog && queue.length > backlog.max) backlog.exceeded();
+    if (backlog && queue.length > backlog.max) backlog.exceeded(queue.length);
   };
   const unsubscribe = client.subscribe<ExecutionResult['data'], ExecutionResult['extensions']>(payload, {
     next: (value) => receive(value as ExecutionResult),

@@ -151,20 +151,23 @@ export function serveWebSockets(options: {
   const validated = new Map<string, DocumentNode>();
 
   /**
-   * Whether the socket's client has fallen too far behind (more than maxUnsentBytes unsent, or
-   * `queued` events waiting for graphql-ws's loop); such a socket is closed with 1013, once, and
-   * writes nothing more. The events go to each client as they come: without a bound, a client that
+   * Closes a socket whose client has fallen too far behind with 1013, once; nothing more is
+   * written to it. The events go to each client as they come: without a bound, a client that
    * stops reading makes the edge keep every later event for it, for as long as its socket is open.
    */
-  const maxQueued = maxQueuedEvents(options.limits);
-  const tooSlow = (state: SocketState, queued = 0): boolean => {
+  const closeTooSlow = (state: SocketState, behind: { unsent: number } | { queued: number }) => {
+    options.logger.warn({ requestId: state.requestId, ...behind }, 'closing a websocket whose client reads too slowly');
+    state.socket.close(CLOSE_TOO_SLOW, 'queued' in behind ? `Too slow: ${behind.queued} events waiting` : `Too slow: ${behind.unsent} bytes unsent`);
+  };
+  /** Whether nothing more may be written to the socket: closing, or more than maxUnsentBytes unsent (then closed). */
+  const unwritable = (state: SocketState): boolean => {
     if (state.socket.readyState !== state.socket.OPEN) return true;
     const unsent = state.socket.bufferedAmount;
-    if (unsent <= options.limits.maxUnsentBytes && queued <= maxQueued) return false;
-    options.logger.warn({ requestId: state.requestId, unsent, queued }, 'closing a websocket whose client reads too slowly');
-    state.socket.close(CLOSE_TOO_SLOW, queued > maxQueued ? `Too slow: ${queued} events waiting` : `Too slow: ${unsent} bytes unsent`);
+    if (unsent <= options.limits.maxUnsentBytes) return false;
+    closeTooSlow(state, { unsent });
     return true;
   };
+  const maxQueued = maxQueuedEvents(options.limits);
 
   /** Ends a socket whose key no longer authenticates; graphql-ws then ends its subscriptions. */
   const forbid = (state: SocketState, reason: string) => state.socket.close(CLOSE_FORBIDDEN, `Forbidden: ${reason}`);
@@ -342,7 +345,13 @@ export function serveWebSockets(options: {
 
         const direct = planned.passthrough ? writeDirectly() : undefined;
         // A relayed event waits for graphql-ws's loop, which waits for each write to the client.
-        const backlog = { max: maxQueued, exceeded: () => void (tooSlow(state, maxQueued + 1) && end()) };
+        const backlog = {
+          max: maxQueued,
+          exceeded: (queued: number) => {
+            if (state.socket.readyState === state.socket.OPEN) closeTooSlow(state, { queued });
+            void end();
+          },
+        };
         const upstream = upstreamStream(state.upstream.for(planned.primary.serviceName), upstreamPayload, direct?.deliver, backlog);
         state.subscriptions += 1;
         active += 1;
@@ -406,7 +415,7 @@ export function serveWebSockets(options: {
           failed.catch(() => {});
           let behind: Promise<void> | undefined;
           const write = (frame: string) => {
-            if (!ended && !failedWith && !tooSlow(state)) state.socket.send(frame);
+            if (!ended && !failedWith && !unwritable(state)) state.socket.send(frame);
           };
           const deliver = (event: ExecutionResult) => {
             if (ended) return;

@@ -94,6 +94,7 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
         void source.return?.();
         after();
       };
+      const failed = (error: unknown) => stop(() => sink.fail(error));
       pushSource({
         next(value) {
           const event = value as ChatMessageEvent;
@@ -106,12 +107,12 @@ export async function messageAddedStream(args: MessageAddedArgs, context: Subgra
               if (verdict === END) return stop(() => sink.end());
               sink.next(verdict);
             },
-            (error) => stop(() => sink.fail(error)),
+            failed,
           );
         },
         // After the checks of the events before it, as a pull would see them.
-        end: () => order.add(() => undefined, () => stop(() => sink.end()), (error) => stop(() => sink.fail(error))),
-        fail: (error) => order.add(() => undefined, () => stop(() => sink.fail(error)), (error) => stop(() => sink.fail(error))),
+        end: () => order.add(() => undefined, () => stop(() => sink.end()), failed),
+        fail: (error) => order.add(() => undefined, () => failed(error), failed),
       });
     };
   }

@@ -51,30 +51,43 @@ async function subscribeAs(principal: Principal, variables: Record<string, unkno
   });
   if (!(Symbol.asyncIterator in result)) return { error: result as ExecutionResult };
   const iterator = result as AsyncGenerator<ExecutionResult<{ messageAdded: Added }>>;
-  const received: Added[] = [];
-  const errors: unknown[] = [];
-  let ended = false;
+  const events = collected();
   const pump = (async () => {
-    for await (const event of iterator) {
-      if (event.errors) errors.push(...event.errors);
-      else received.push(JSON.parse(JSON.stringify(event.data!.messageAdded)));
-    }
-    ended = true;
+    for await (const event of iterator) events.take(event);
+    events.end();
   })();
   return {
-    received,
-    errors,
-    ended: () => ended,
-    /** Waits until `count` events have come (or fails after a while). */
-    async waitFor(count: number): Promise<Added[]> {
-      const deadline = Date.now() + 5000;
-      while (received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(received.length).toBeGreaterThanOrEqual(count);
-      return received;
-    },
+    ...events.view,
     async stop(): Promise<void> {
       await iterator.return(undefined);
       await pump;
+    },
+  };
+}
+
+/** What a test subscriber collects, however it reads: events' data and errors, whether it ended, and a wait for a count. */
+function collected() {
+  const received: Added[] = [];
+  const errors: unknown[] = [];
+  let ended = false;
+  return {
+    take(event: ExecutionResult<{ messageAdded: Added }>) {
+      if (event.errors) errors.push(...event.errors);
+      else received.push(JSON.parse(JSON.stringify(event.data!.messageAdded)));
+    },
+    end: () => void (ended = true),
+    fail: (error: unknown) => void errors.push(error),
+    view: {
+      received,
+      errors,
+      ended: () => ended,
+      /** Waits until `count` events have come (or fails after a while). */
+      async waitFor(count: number): Promise<Added[]> {
+        const deadline = Date.now() + 5000;
+        while (received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        expect(received.length).toBeGreaterThanOrEqual(count);
+        return received;
+      },
     },
   };
 }
@@ -88,29 +101,9 @@ async function subscribePushed(principal: Principal, variables: Record<string, u
   if (!(Symbol.asyncIterator in result)) throw new Error('subscription refused');
   const push = pushOf<ExecutionResult<{ messageAdded: Added }>>(result);
   if (!push) throw new Error('the chat stream does not push');
-  const received: Added[] = [];
-  const errors: unknown[] = [];
-  let ended = false;
-  push({
-    next: (event) => {
-      if (event.errors) errors.push(...event.errors);
-      else received.push(JSON.parse(JSON.stringify(event.data!.messageAdded)));
-    },
-    end: () => void (ended = true),
-    fail: (error) => void errors.push(error),
-  });
-  return {
-    received,
-    errors,
-    ended: () => ended,
-    async waitFor(count: number): Promise<Added[]> {
-      const deadline = Date.now() + 5000;
-      while (received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(received.length).toBeGreaterThanOrEqual(count);
-      return received;
-    },
-    stop: () => result.return(undefined),
-  };
+  const events = collected();
+  push({ next: events.take, end: events.end, fail: events.fail });
+  return { ...events.view, stop: () => result.return(undefined) };
 }
 
 const textOf = (message: Added) => message.text;
