@@ -29,6 +29,7 @@ import { DocumentCategoryRule } from './document-classification/document-categor
 import { DocumentCategoryState } from './document-classification/document-category-state.entity.js';
 import { DocumentClassifierModel } from './document-classification/document-classifier-model.entity.js';
 import { Migration20261123004000DocumentClassification } from './migrations/Migration20261123004000DocumentClassification.js';
+import { Migration20261124210000ChatAccessVersion } from './migrations/Migration20261124210000ChatAccessVersion.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -51,5 +52,6 @@ export const membershipOrmOptions = {
     { name: 'Migration20261123003000Documents', class: Migration20261123003000Documents },
     { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
     { name: 'Migration20261123004000DocumentClassification', class: Migration20261123004000DocumentClassification },
+    { name: 'Migration20261124210000ChatAccessVersion', class: Migration20261124210000ChatAccessVersion },
   ],
 };

@@ -1,16 +1,19 @@
 import type { Kysely } from '@mikro-orm/postgresql';
 import type { SubgraphContext } from '../../shared/context.js';
 import { UUID } from '../../shared/pagination.js';
+import { ChatAccessCache } from './chat-access-cache.js';
 import { ChatChannelVisibility } from './chat-channel-visibility.js';
 import { ChatChannel } from './chat-channel.entity.js';
 import { ChatMessageMode } from './chat-message-mode.js';
 import { ChatMessage } from './chat-message.entity.js';
 import type { ChatMessageEvent } from './chat-message-event.js';
 
-/** The two tables the checks read as plain rows, in the membership schema this subgraph owns. */
+/** The tables the checks read as plain rows, in the membership schema this subgraph owns. */
 interface CheckTables {
   'membership.member': { id: string; deleted_at: Date | null; account_id: string; mode: string };
   'membership.chat_channel_member': { channel_id: string; member_id: string };
+  /** A bigint, which node-postgres returns as a string. */
+  'membership.chat_access_version': { id: number; version: string };
 }
 
 /** What an event's check reads of a subscriber: whether it is still there, and not archived. */
@@ -51,6 +54,9 @@ class Batch<V> {
   }
 }
 
+/** What the checks keep between events, one per ORM (so per database); see ChatAccessCache. */
+const caches = new WeakMap<object, ChatAccessCache<SubscriberState>>();
+
 /** What a subscriber gets of an event: the message, nothing (SKIP), or the end of its subscription (END: it is gone or archived). */
 export const SKIP = Symbol('skip');
 export const END = Symbol('end');
@@ -67,53 +73,125 @@ export class MessageEventChecks {
   private readonly db;
   private readonly scope: { accountId: string; mode: string };
   private readonly members: Batch<SubscriberState>;
-  private readonly memberships = new Map<string, Batch<true>>();
+  private readonly memberships = new Map<string, Batch<boolean>>();
   private readonly messages = new Map<string, Promise<ChatMessage | null>>();
   private readonly channels = new Map<string, Promise<ChatChannel | null>>();
   /** The reads a subscriber awaits, combined once per set of batches: one promise for thousands of subscribers. */
-  private readonly combined = new Map<string, Promise<[Map<string, SubscriberState>, ChatMessage | null, Map<string, true> | undefined, ChatChannel | null | undefined]>>();
+  private readonly combined = new Map<string, Promise<[Map<string, SubscriberState>, ChatMessage | null, Map<string, boolean> | undefined, ChatChannel | null | undefined]>>();
+  private readonly cache: ChatAccessCache<SubscriberState>;
+  /** The access counter as this event's checks found it, read once for all of them. */
+  private version: Promise<bigint> | undefined;
 
   constructor(context: SubgraphContext) {
     this.em = context.em.fork();
     this.db = this.em.getKysely<CheckTables>();
+    let cache = caches.get(context.em.config);
+    if (!cache) caches.set(context.em.config, (cache = new ChatAccessCache()));
+    this.cache = cache;
     const scope = (this.scope = { accountId: context.principal.accountId, mode: context.principal.mode });
+    const keyOf = (id: string) => `${scope.accountId}|${scope.mode}|${id}`;
     // Plain rows of the two columns checked, not entities: a thousand subscribers made a
     // thousand Member entities (every column hydrated and tracked) on every event. Through
     // Kysely with the ids as one array parameter: MikroORM's query builder writes every value
     // into the SQL text, and a thousand ids took it longer to build than PostgreSQL to run.
-    this.members = new Batch(async (ids) => {
-      const valid = ids.filter((id) => UUID.test(id));
-      const rows = valid.length
-        ? await this.logged(
+    this.members = new Batch((ids) =>
+      this.throughCache(
+        ids.filter((id) => UUID.test(id)),
+        (id) => cache.member(keyOf(id)),
+        async (wanted) => {
+          const rows = await this.logged(
             this.db
-              .selectFrom('membership.member')
-              .select(['id', 'deleted_at as deletedAt'])
-              .where((eb) => eb.and([eb('id', '=', eb.fn.any(eb.val(valid))), eb('account_id', '=', scope.accountId), eb('mode', '=', scope.mode)])),
-          )
-        : [];
-      return new Map(rows.map((row) => [row.id, row]));
-    });
+              .selectFrom('membership.chat_access_version as v')
+              .leftJoin('membership.member as m', (join) =>
+                join.on((eb) => eb.and([eb('m.id', '=', eb.fn.any(eb.val(wanted))), eb('m.account_id', '=', scope.accountId), eb('m.mode', '=', scope.mode)])),
+              )
+              .select(['v.version', 'm.id', 'm.deleted_at as deletedAt'])
+              .where('v.id', '=', 1),
+          );
+          const found = new Map<string, SubscriberState>();
+          for (const row of rows) if (row.id) found.set(row.id, { id: row.id, deletedAt: row.deletedAt });
+          const version = BigInt(rows[0].version);
+          cache.keepMembers(version, [...found].map(([id, row]) => [keyOf(id), row]));
+          return { version, found };
+        },
+      ),
+    );
   }
 
   /**
    * One `channel_id = $1 and member_id = any($2)` per channel (an event concerns one), not one OR
-   * clause per subscriber.
+   * clause per subscriber. Every member asked about gets an answer, in the channel or not.
    */
-  private membershipsOf(channelId: string): Batch<true> {
+  private membershipsOf(channelId: string): Batch<boolean> {
     let batch = this.memberships.get(channelId);
     if (!batch) {
-      batch = new Batch(async (memberIds) => {
-        const rows = await this.logged(
-          this.db
-            .selectFrom('membership.chat_channel_member')
-            .select('member_id')
-            .where((eb) => eb.and([eb('channel_id', '=', channelId), eb('member_id', '=', eb.fn.any(eb.val(memberIds)))])),
-        );
-        return new Map(rows.map((row) => [row.member_id, true as const]));
-      });
+      const cache = this.cache;
+      batch = new Batch((memberIds) =>
+        this.throughCache(
+          memberIds,
+          (id) => cache.membership(channelId, id),
+          async (wanted) => {
+            const rows = await this.logged(
+              this.db
+                .selectFrom('membership.chat_access_version as v')
+                .leftJoin('membership.chat_channel_member as cm', (join) =>
+                  join.on((eb) => eb.and([eb('cm.channel_id', '=', channelId), eb('cm.member_id', '=', eb.fn.any(eb.val(wanted)))])),
+                )
+                .select(['v.version', 'cm.member_id'])
+                .where('v.id', '=', 1),
+            );
+            const members = new Set(rows.map((row) => row.member_id));
+            const found = new Map(wanted.map((id) => [id, members.has(id)]));
+            const version = BigInt(rows[0].version);
+            cache.keepMemberships(version, channelId, found);
+            return { version, found };
+          },
+        ),
+      );
       this.memberships.set(channelId, batch);
     }
     return batch;
+  }
+
+  /** The access counter now, read once per event (one row), when every subscriber's state is kept. */
+  private currentVersion(): Promise<bigint> {
+    return (this.version ??= this.logged(this.db.selectFrom('membership.chat_access_version').select('version').where('id', '=', 1)).then((rows) => BigInt(rows[0].version)));
+  }
+
+  /**
+   * The answers for `ids`, from what the cache keeps when the access counter says it is current,
+   * else read. `read` reads the ids given together with the counter, in one statement (one
+   * snapshot), and offers its rows to the cache. Ids the cache lacks are read; the counter they
+   * came with tells whether the rest kept is still current. When it is not (something changed
+   * since), every id is read again: a change costs one full read, once per process.
+   */
+  private async throughCache<V>(
+    ids: string[],
+    cached: (id: string) => V | undefined,
+    read: (ids: string[]) => Promise<{ version: bigint; found: Map<string, V> }>,
+  ): Promise<Map<string, V>> {
+    if (!ids.length) return new Map();
+    const missing = ids.filter((id) => cached(id) === undefined);
+    const fresh = missing.length ? await read(missing) : undefined;
+    if (fresh && missing.length === ids.length) return fresh.found;
+    const version = fresh ? fresh.version : await this.currentVersion();
+    if (this.cache.isAt(version)) {
+      const answers = new Map(fresh?.found);
+      const readNow = new Set(missing);
+      let complete = true;
+      for (const id of ids) {
+        if (readNow.has(id)) continue;
+        const kept = cached(id);
+        // Let go meanwhile (the cache's bound): read everything instead.
+        if (kept === undefined) {
+          complete = false;
+          break;
+        }
+        answers.set(id, kept);
+      }
+      if (complete) return answers;
+    }
+    return (await read(ids)).found;
   }
 
   /**
@@ -165,7 +243,7 @@ export class MessageEventChecks {
     if (message.kind !== ChatMessageMode.CHANNEL) return message;
     // The event named the channel the message is in; a message is never moved.
     if (message.channelId !== channelId) return SKIP;
-    const member = channelMembers?.has(memberId) ?? false;
+    const member = channelMembers?.get(memberId) ?? false;
     if (!channelSubscription) return member ? message : SKIP;
     if (!channel) return SKIP;
     return channel.visibility === ChatChannelVisibility.PUBLIC || member ? message : SKIP;

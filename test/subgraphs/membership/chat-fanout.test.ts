@@ -49,6 +49,50 @@ it("checks one message for all of a channel's subscribers in a few statements, n
   for (const iterator of iterators) await iterator.return(undefined);
 });
 
+it("reads one counter per message, not the subscribers' states, until a membership changes", async () => {
+  const principal = principalFor();
+  const sender = await newMember(subgraph, principal, 'Counter Sender');
+  const subscribers: string[] = [];
+  for (let i = 0; i < 10; i++) subscribers.push(await newMember(subgraph, principal));
+  const channel = await newChannel(subgraph, principal, sender, 'counter', { private: true, memberIds: subscribers });
+  const document = parse('subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }');
+  const received = new Map<string, string[]>(subscribers.map((me) => [me, []]));
+  const iterators: AsyncGenerator[] = [];
+  for (const me of subscribers) {
+    const iterator = (await subscribe({ schema: subgraph.schema, document, variableValues: { me, c: channel }, contextValue: subgraph.contextFor(principal) })) as AsyncGenerator<any>;
+    iterators.push(iterator);
+    void (async () => {
+      for await (const event of iterator) received.get(me)!.push(event.data.messageAdded.text);
+    })();
+  }
+  const plain = (sql: string) => sql.replace(/\x1b\[[0-9;]*m/g, '');
+  const checkReads = () => {
+    const all = statements.map(plain);
+    return {
+      counter: all.filter((sql) => /select "version" from "membership"."chat_access_version"/.test(sql)).length,
+      members: all.filter((sql) => /left join "membership"."member"/.test(sql)).length,
+      memberships: all.filter((sql) => /left join "membership"."chat_channel_member"/.test(sql)).length,
+    };
+  };
+  const deliver = async (text: string, to: string[]) => {
+    statements.length = 0;
+    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text });
+    await until(() => to.every((me) => received.get(me)!.includes(text)), `'${text}' at its subscribers`);
+    return checkReads();
+  };
+  // The first message reads every subscriber's state; the second finds it kept, and current.
+  expect(await deliver('first', subscribers)).toMatchObject({ members: 1, memberships: 1 });
+  expect(await deliver('second', subscribers)).toEqual({ counter: 1, members: 0, memberships: 0 });
+  // One leaves: the counter moved, so the next message reads them all again, and not to the leaver.
+  const [leaver, ...staying] = subscribers;
+  const left = await subgraph.orm.em.getConnection().execute('delete from "membership"."chat_channel_member" where "channel_id" = ? and "member_id" = ?', [channel, leaver], 'run');
+  expect(left).toMatchObject({ affectedRows: 1 });
+  expect(await deliver('third', staying)).toMatchObject({ members: 1, memberships: 1 });
+  expect(await deliver('fourth', staying)).toEqual({ counter: 1, members: 0, memberships: 0 });
+  expect(received.get(leaver)).toEqual(['first', 'second']);
+  for (const iterator of iterators) await iterator.return(undefined);
+});
+
 describe('one execution of an event for the subscribers it cannot differ for', () => {
   const SELECT = 'subscription($me: ID!, $c: ID!, $full: Boolean!) { messageAdded(asMember: $me, channelId: $c) { text sender @include(if: $full) { id name } } }';
 

@@ -6,7 +6,7 @@ import { subscribeSharingEvents } from '../../../subgraphs/shared/shared-event-r
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run } from '../../support/subgraph-harness.js';
-import { receivedBeforeMarker } from '../../support/subscription-probe.js';
+import { receivedBeforeMarker, until } from '../../support/subscription-probe.js';
 import { newChannel, newMember, ok, send } from './chat-support.js';
 
 let subgraph: Subgraph;
@@ -228,6 +228,34 @@ describe('messageAdded', () => {
     while (!sub.ended() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(sub.ended()).toBe(true);
     expect(sub.received.map(textOf)).toEqual(['before']);
+  });
+
+  it('sees changes written beside the ORM (plain SQL) at the next event, after earlier events were checked', async () => {
+    const { principal, a, b, c } = await account();
+    const secret = await newChannel(subgraph, principal, a, 'beside', { private: true, memberIds: [b, c] });
+    const onB = await subscribeAs(principal, { asMember: b, channelId: secret });
+    const onC = await subscribeAs(principal, { asMember: c, channelId: secret });
+    if ('error' in onB || 'error' in onC) throw new Error('subscription refused');
+    const toSecret = (text: string) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text });
+    const sql = (statement: string, params: unknown[]) => subgraph.orm.em.getConnection().execute(statement, params);
+    // Both checked once, so what the checks read of them is kept.
+    await toSecret('one');
+    await onB.waitFor(1);
+    await onC.waitFor(1);
+    await sql('delete from "membership"."chat_channel_member" where "channel_id" = ? and "member_id" = ?', [secret, b]);
+    await toSecret('two');
+    expect((await receivedBeforeMarker(onC.received, toSecret, textOf)).map(textOf)).toEqual(['one', 'two']);
+    expect(onB.received.map(textOf)).toEqual(['one']);
+    // Back in, by an insert the ORM never saw: the kept "not in the channel" must not hold.
+    await sql('insert into "membership"."chat_channel_member" ("id", "channel_id", "member_id", "joined_at") values (gen_random_uuid(), ?, ?, now())', [secret, b]);
+    await toSecret('three');
+    expect((await onB.waitFor(2)).map(textOf)).toEqual(['one', 'three']);
+    await sql('update "membership"."member" set "deleted_at" = now() where "id" = ?', [c]);
+    await toSecret('four');
+    await until(() => onC.ended(), "the archived member's subscription to end");
+    expect(onC.received.map(textOf)).not.toContain('four');
+    expect((await onB.waitFor(3)).map(textOf)).toEqual(['one', 'three', 'four']);
+    await onB.stop();
   });
 
   it('refuses to start for an unknown acting member or a private channel of others', async () => {
