@@ -29,6 +29,7 @@ import { DocumentCategoryRule } from './document-classification/document-categor
 import { DocumentCategoryState } from './document-classification/document-category-state.entity.js';
 import { DocumentClassifierModel } from './document-classification/document-classifier-model.entity.js';
 import { Migration20261123004000DocumentClassification } from './migrations/Migration20261123004000DocumentClassification.js';
+import { ChatAccessVersion } from './chat/chat-access-version.entity.js';
 import { Migration20261124210000ChatAccessVersion } from './migrations/Migration20261124210000ChatAccessVersion.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
@@ -40,7 +41,7 @@ import { DocumentUpload } from './document/document-upload.entity.js';
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel, DocumentBlob, DocumentBlobChunk, DocumentUpload, DocumentContent, DocumentTrainingRequest],
+  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatAccessVersion, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel, DocumentBlob, DocumentBlobChunk, DocumentUpload, DocumentContent, DocumentTrainingRequest],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },

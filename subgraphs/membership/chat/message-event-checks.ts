@@ -1,7 +1,7 @@
 import type { Kysely } from '@mikro-orm/postgresql';
 import type { SubgraphContext } from '../../shared/context.js';
 import { UUID } from '../../shared/pagination.js';
-import { ChatAccessCache } from './chat-access-cache.js';
+import { ChatAccessCaches, type ChatAccessCache } from './chat-access-cache.js';
 import { ChatChannelVisibility } from './chat-channel-visibility.js';
 import { ChatChannel } from './chat-channel.entity.js';
 import { ChatMessageMode } from './chat-message-mode.js';
@@ -13,7 +13,7 @@ interface CheckTables {
   'membership.member': { id: string; deleted_at: Date | null; account_id: string; mode: string };
   'membership.chat_channel_member': { channel_id: string; member_id: string };
   /** A bigint, which node-postgres returns as a string. */
-  'membership.chat_access_version': { id: number; version: string };
+  'membership.chat_access_version': { account_id: string; mode: string; version: string };
 }
 
 /** What an event's check reads of a subscriber: whether it is still there, and not archived. */
@@ -54,8 +54,8 @@ class Batch<V> {
   }
 }
 
-/** What the checks keep between events, one per ORM (so per database); see ChatAccessCache. */
-const caches = new WeakMap<object, ChatAccessCache<SubscriberState>>();
+/** What the checks keep between events, one set per ORM; see ChatAccessCaches. */
+const caches = new WeakMap<object, ChatAccessCaches<SubscriberState>>();
 
 /** What a subscriber gets of an event: the message, nothing (SKIP), or the end of its subscription (END: it is gone or archived). */
 export const SKIP = Symbol('skip');
@@ -79,17 +79,16 @@ export class MessageEventChecks {
   /** The reads a subscriber awaits, combined once per set of batches: one promise for thousands of subscribers. */
   private readonly combined = new Map<string, Promise<[Map<string, SubscriberState>, ChatMessage | null, Map<string, boolean> | undefined, ChatChannel | null | undefined]>>();
   private readonly cache: ChatAccessCache<SubscriberState>;
-  /** The access counter as this event's checks found it, read once for all of them. */
+  /** The access counter as the batches of this tick found it (see currentVersion). */
   private version: Promise<bigint> | undefined;
 
   constructor(context: SubgraphContext) {
     this.em = context.em.fork();
     this.db = this.em.getKysely<CheckTables>();
-    let cache = caches.get(context.em.config);
-    if (!cache) caches.set(context.em.config, (cache = new ChatAccessCache()));
-    this.cache = cache;
     const scope = (this.scope = { accountId: context.principal.accountId, mode: context.principal.mode });
-    const keyOf = (id: string) => `${scope.accountId}|${scope.mode}|${id}`;
+    let kept = caches.get(context.em.config);
+    if (!kept) caches.set(context.em.config, (kept = new ChatAccessCaches()));
+    const cache = (this.cache = kept.of(scope.accountId, scope.mode));
     // Plain rows of the two columns checked, not entities: a thousand subscribers made a
     // thousand Member entities (every column hydrated and tracked) on every event. Through
     // Kysely with the ids as one array parameter: MikroORM's query builder writes every value
@@ -97,21 +96,20 @@ export class MessageEventChecks {
     this.members = new Batch((ids) =>
       this.throughCache(
         ids.filter((id) => UUID.test(id)),
-        (id) => cache.member(keyOf(id)),
+        (id) => cache.member(id),
         async (wanted) => {
           const rows = await this.logged(
             this.db
-              .selectFrom('membership.chat_access_version as v')
+              .selectFrom(this.counter().as('v'))
               .leftJoin('membership.member as m', (join) =>
                 join.on((eb) => eb.and([eb('m.id', '=', eb.fn.any(eb.val(wanted))), eb('m.account_id', '=', scope.accountId), eb('m.mode', '=', scope.mode)])),
               )
-              .select(['v.version', 'm.id', 'm.deleted_at as deletedAt'])
-              .where('v.id', '=', 1),
+              .select(['v.version', 'm.id', 'm.deleted_at as deletedAt']),
           );
           const found = new Map<string, SubscriberState>();
           for (const row of rows) if (row.id) found.set(row.id, { id: row.id, deletedAt: row.deletedAt });
           const version = BigInt(rows[0].version);
-          cache.keepMembers(version, [...found].map(([id, row]) => [keyOf(id), row]));
+          cache.keepMembers(version, found);
           return { version, found };
         },
       ),
@@ -133,12 +131,11 @@ export class MessageEventChecks {
           async (wanted) => {
             const rows = await this.logged(
               this.db
-                .selectFrom('membership.chat_access_version as v')
+                .selectFrom(this.counter().as('v'))
                 .leftJoin('membership.chat_channel_member as cm', (join) =>
                   join.on((eb) => eb.and([eb('cm.channel_id', '=', channelId), eb('cm.member_id', '=', eb.fn.any(eb.val(wanted)))])),
                 )
-                .select(['v.version', 'cm.member_id'])
-                .where('v.id', '=', 1),
+                .select(['v.version', 'cm.member_id']),
             );
             const members = new Set(rows.map((row) => row.member_id));
             const found = new Map(wanted.map((id) => [id, members.has(id)]));
@@ -153,9 +150,34 @@ export class MessageEventChecks {
     return batch;
   }
 
-  /** The access counter now, read once per event (one row), when every subscriber's state is kept. */
+  /**
+   * This scope's access counter as one row, 0 while nothing has bumped it (the triggers make its
+   * row at the first change): the reads select from it, so they return it even when no member or
+   * membership matches.
+   */
+  private counter() {
+    return this.db.selectNoFrom((eb) =>
+      eb.fn
+        .coalesce(
+          eb.selectFrom('membership.chat_access_version').select('version').where('account_id', '=', this.scope.accountId).where('mode', '=', this.scope.mode),
+          eb.val('0'),
+        )
+        .as('version'),
+    );
+  }
+
+  /**
+   * The access counter now, one row, when every subscriber's state is kept. Shared by the batches
+   * sent in the same tick (an event's member and membership batches), not by later ones: a
+   * subscriber checked later (pulled late, or after its previous event's work) gets a counter read
+   * of its own, so it too sees every change committed before its check.
+   */
   private currentVersion(): Promise<bigint> {
-    return (this.version ??= this.logged(this.db.selectFrom('membership.chat_access_version').select('version').where('id', '=', 1)).then((rows) => BigInt(rows[0].version)));
+    if (!this.version) {
+      this.version = this.logged(this.counter()).then((rows) => BigInt(rows[0].version));
+      process.nextTick(() => (this.version = undefined));
+    }
+    return this.version;
   }
 
   /**
@@ -163,7 +185,7 @@ export class MessageEventChecks {
    * else read. `read` reads the ids given together with the counter, in one statement (one
    * snapshot), and offers its rows to the cache. Ids the cache lacks are read; the counter they
    * came with tells whether the rest kept is still current. When it is not (something changed
-   * since), every id is read again: a change costs one full read, once per process.
+   * since), every id is read again: a change costs one full read, once per scope and process.
    */
   private async throughCache<V>(
     ids: string[],

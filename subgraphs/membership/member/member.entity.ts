@@ -6,6 +6,7 @@ import { JSONObjectResolver } from 'graphql-scalars';
 import { DateTimeResolver, LocalDateResolver } from '../../shared/scalars.js';
 import type { Mode } from '../../../core/principal.js';
 import { MemberStatus, memberStatusOf, type MemberState } from './member-status.js';
+import { MEMBER_CHAT_ACCESS_TRIGGERS } from './chat-access-triggers.js';
 
 /**
  * A member of an account's organisation. Every row carries its account and mode, so test-mode
@@ -13,7 +14,7 @@ import { MemberStatus, memberStatusOf, type MemberState } from './member-status.
  */
 @ObjectType({ description: 'A member of the organisation.' })
 @Directive('@key(fields: "id")')
-@Entity({ tableName: 'member' })
+@Entity({ tableName: 'member', triggers: MEMBER_CHAT_ACCESS_TRIGGERS })
 @Index({ name: 'member_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
 @Index({ name: 'member_scope_period_end_index', properties: ['accountId', 'mode', 'periodEnd'] })
 @Index({ name: 'member_scope_category_index', properties: ['accountId', 'mode', 'categoryId', 'createdAt'] })

@@ -1,25 +1,70 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * One counter of what the chat's per-event checks read (message-event-checks.ts): a member's
- * archival and scope, and who is in which channel. Triggers bump it in the transaction of every
- * such change, however it is written (the ORM, plain SQL, a cascade, a truncate), so a check
- * that reads the counter unchanged knows that state it read earlier is still current.
+ * A counter per account and mode of what the chat's per-event checks read
+ * (message-event-checks.ts): a member's archival and scope, and who is in which channel. Triggers
+ * bump it in the transaction of every such change, however it is written (the ORM or plain SQL),
+ * so a check that reads its scope's counter unchanged knows that the state it read earlier is
+ * still current. One row per scope, so a change in one account never invalidates another's, and
+ * only that scope's writers take turns on its row.
  *
- * Statement-level, so a bulk change bumps once. Inserting a member does not bump it: the checks
- * never keep a member they did not find, so a new one is read when it first subscribes.
+ * Statement-level, with transition tables: a bulk change bumps each scope it touches once, in
+ * scope order (two bulk changes lock the rows in the same order). Inserting a member does not
+ * bump it: the checks never keep a member they did not find. A truncate bumps every scope that
+ * had rows, before they go.
  */
 export class Migration20261124210000ChatAccessVersion extends Migration {
   override up(): void {
-    this.addSql(`create table "membership"."chat_access_version" ("id" smallint not null check ("id" = 1), "version" bigint not null, primary key ("id"));`);
-    this.addSql(`insert into "membership"."chat_access_version" ("id", "version") values (1, 0);`);
-    this.addSql(`create function "membership"."chat_access_changed"() returns trigger language plpgsql as $$
+    this.addSql(`create table "membership"."chat_access_version" ("account_id" uuid not null, "mode" varchar(4) not null, "version" bigint not null, primary key ("account_id", "mode"));`);
+    // Each function bumps the scopes of the rows its statement changed; `scopes` is filled per branch.
+    const bump = (scopes: string) => `insert into "membership"."chat_access_version" ("account_id", "mode", "version")
+      select "account_id", "mode", 1 from (${scopes}) "scopes" group by "account_id", "mode" order by "account_id", "mode"
+      on conflict ("account_id", "mode") do update set "version" = "membership"."chat_access_version"."version" + 1;`;
+    this.addSql(`create function "membership"."chat_access_members_changed"() returns trigger language plpgsql as $$
 begin
-  update "membership"."chat_access_version" set "version" = "version" + 1 where "id" = 1;
+  if TG_OP = 'TRUNCATE' then
+    ${bump('select "account_id", "mode" from "membership"."member"')}
+  elsif TG_OP = 'DELETE' then
+    ${bump('select "account_id", "mode" from "old_rows"')}
+  else
+    -- An update: the scopes of members whose archival or scope changed, before and after.
+    ${bump(`select o."account_id", o."mode" from "old_rows" o join "new_rows" n on n."id" = o."id"
+        where (o."deleted_at", o."account_id", o."mode") is distinct from (n."deleted_at", n."account_id", n."mode")
+      union all
+      select n."account_id", n."mode" from "old_rows" o join "new_rows" n on n."id" = o."id"
+        where (o."account_id", o."mode") is distinct from (n."account_id", n."mode")`)}
+  end if;
   return null;
 end
 $$;`);
-    this.addSql(`create trigger "member_chat_access_changed" after update of "deleted_at", "account_id", "mode" or delete or truncate on "membership"."member" for each statement execute function "membership"."chat_access_changed"();`);
-    this.addSql(`create trigger "chat_channel_member_chat_access_changed" after insert or update or delete or truncate on "membership"."chat_channel_member" for each statement execute function "membership"."chat_access_changed"();`);
+    // A membership's scope is its channel's and its member's (the same, as the chat service
+    // checks); both are read, since the ORM may insert a new channel's memberships before the
+    // channel itself in one flush.
+    const scopesOf = (rows: string) => `select c."account_id", c."mode" from ${rows} r join "membership"."chat_channel" c on c."id" = r."channel_id"
+      union all select m."account_id", m."mode" from ${rows} r join "membership"."member" m on m."id" = r."member_id"`;
+    this.addSql(`create function "membership"."chat_access_channel_members_changed"() returns trigger language plpgsql as $$
+begin
+  if TG_OP = 'TRUNCATE' then
+    ${bump(scopesOf('"membership"."chat_channel_member"'))}
+  elsif TG_OP = 'INSERT' then
+    ${bump(scopesOf('"new_rows"'))}
+  elsif TG_OP = 'DELETE' then
+    ${bump(scopesOf('"old_rows"'))}
+  else
+    ${bump(scopesOf('(select "channel_id", "member_id" from "old_rows" union all select "channel_id", "member_id" from "new_rows")'))}
+  end if;
+  return null;
+end
+$$;`);
+    for (const [table, fn, events] of [
+      ['member', 'chat_access_members_changed', ['update', 'delete', 'truncate']],
+      ['chat_channel_member', 'chat_access_channel_members_changed', ['insert', 'update', 'delete', 'truncate']],
+    ] as const) {
+      for (const event of events) {
+        const name = `${table}_chat_access_${{ insert: 'inserted', update: 'updated', delete: 'deleted', truncate: 'truncated' }[event]}`;
+        const referencing = { insert: 'referencing new table as "new_rows" ', update: 'referencing old table as "old_rows" new table as "new_rows" ', delete: 'referencing old table as "old_rows" ', truncate: '' }[event];
+        this.addSql(`create trigger "${name}" ${event === 'truncate' ? 'before' : 'after'} ${event} on "membership"."${table}" ${referencing}for each statement execute function "membership"."${fn}"();`);
+      }
+    }
   }
 }

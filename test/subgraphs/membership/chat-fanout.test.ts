@@ -83,13 +83,18 @@ it("reads one counter per message, not the subscribers' states, until a membersh
   // The first message reads every subscriber's state; the second finds it kept, and current.
   expect(await deliver('first', subscribers)).toMatchObject({ members: 1, memberships: 1 });
   expect(await deliver('second', subscribers)).toEqual({ counter: 1, members: 0, memberships: 0 });
+  // Channels and members changing in another account leave this one's kept states alone.
+  const elsewhere = principalFor();
+  const stranger = await newMember(subgraph, elsewhere, 'Elsewhere');
+  await newChannel(subgraph, elsewhere, stranger, 'elsewhere', { private: true, memberIds: [await newMember(subgraph, elsewhere)] });
+  expect(await deliver('still kept', subscribers)).toEqual({ counter: 1, members: 0, memberships: 0 });
   // One leaves: the counter moved, so the next message reads them all again, and not to the leaver.
   const [leaver, ...staying] = subscribers;
   const left = await subgraph.orm.em.getConnection().execute('delete from "membership"."chat_channel_member" where "channel_id" = ? and "member_id" = ?', [channel, leaver], 'run');
   expect(left).toMatchObject({ affectedRows: 1 });
   expect(await deliver('third', staying)).toMatchObject({ members: 1, memberships: 1 });
   expect(await deliver('fourth', staying)).toEqual({ counter: 1, members: 0, memberships: 0 });
-  expect(received.get(leaver)).toEqual(['first', 'second']);
+  expect(received.get(leaver)).toEqual(['first', 'second', 'still kept']);
   for (const iterator of iterators) await iterator.return(undefined);
 });
 
