@@ -12,13 +12,21 @@ import { Migration } from '@mikro-orm/migrations';
  * scope order (two bulk changes lock the rows in the same order). Inserting a member does not
  * bump it: the checks never keep a member they did not find. A truncate bumps every scope that
  * had rows, before they go.
+ *
+ * The counter row of a scope stays locked from the bump to the commit, so two transactions of one
+ * scope that each bump and then wait on the other would deadlock (PostgreSQL ends one); no path
+ * of the platform does that: each bumps in one statement, near its end.
  */
 export class Migration20261124210000ChatAccessVersion extends Migration {
   override up(): void {
     this.addSql(`create table "membership"."chat_access_version" ("account_id" uuid not null, "mode" varchar(4) not null, "version" bigint not null, primary key ("account_id", "mode"));`);
-    // Each function bumps the scopes of the rows its statement changed; `scopes` is filled per branch.
+    // Each function bumps the scopes of the rows its statement changed; `scopes` is filled per
+    // branch. A scope's first row starts at the clock in microseconds, not at 1: a counter row
+    // deleted then starts again above any value an instance may still
+    // hold, so no kept row can be mistaken for current. Updates of a row's id are not expected
+    // (nothing changes ids) and are not followed.
     const bump = (scopes: string) => `insert into "membership"."chat_access_version" ("account_id", "mode", "version")
-      select "account_id", "mode", 1 from (${scopes}) "scopes" group by "account_id", "mode" order by "account_id", "mode"
+      select "account_id", "mode", (extract(epoch from clock_timestamp()) * 1000000)::bigint from (${scopes}) "scopes" group by "account_id", "mode" order by "account_id", "mode"
       on conflict ("account_id", "mode") do update set "version" = "membership"."chat_access_version"."version" + 1;`;
     this.addSql(`create function "membership"."chat_access_members_changed"() returns trigger language plpgsql as $$
 begin
@@ -51,7 +59,11 @@ begin
   elsif TG_OP = 'DELETE' then
     ${bump(scopesOf('"old_rows"'))}
   else
-    ${bump(scopesOf('(select "channel_id", "member_id" from "old_rows" union all select "channel_id", "member_id" from "new_rows")'))}
+    -- An update: only a change of channel or member matters (not, say, joined_at).
+    ${bump(scopesOf(`(select o."channel_id", o."member_id" from "old_rows" o join "new_rows" n on n."id" = o."id"
+        where (o."channel_id", o."member_id") is distinct from (n."channel_id", n."member_id")
+      union all select n."channel_id", n."member_id" from "old_rows" o join "new_rows" n on n."id" = o."id"
+        where (o."channel_id", o."member_id") is distinct from (n."channel_id", n."member_id"))`))}
   end if;
   return null;
 end

@@ -15,10 +15,10 @@ afterAll(async () => {
   await testbed?.close();
 });
 
-/** A scope's chat access counter: 0 until its first change. */
+/** A scope's chat access counter: 0 until its first change, which starts it at the clock in microseconds. */
 async function counter(principal: Principal, em = subgraph.orm.em.fork()): Promise<number> {
-  const rows = await em.execute('select "version"::int as "version" from "membership"."chat_access_version" where "account_id" = ? and "mode" = ?', [principal.accountId, principal.mode]);
-  return rows[0]?.version ?? 0;
+  const rows = await em.execute('select "version"::text as "version" from "membership"."chat_access_version" where "account_id" = ? and "mode" = ?', [principal.accountId, principal.mode]);
+  return Number(rows[0]?.version ?? 0);
 }
 
 const sql = (statement: string, params: unknown[] = []) => subgraph.orm.em.fork().execute(statement, params, 'run');
@@ -27,34 +27,43 @@ it("moves a scope's counter with each change the chat checks read, however writt
   const mine = principalFor();
   const theirs = principalFor();
   const counters = async () => [await counter(mine), await counter(theirs)];
-  const [a, b] = [await newMember(subgraph, mine, 'A'), await newMember(subgraph, mine, 'B')];
+  const [a, b, c] = [await newMember(subgraph, mine, 'A'), await newMember(subgraph, mine, 'B'), await newMember(subgraph, mine, 'C')];
   const x = await newMember(subgraph, theirs, 'X');
   // New members are never kept by the checks, so adding them moves nothing.
   expect(await counters()).toEqual([0, 0]);
+  const startedAt = Date.now() * 1000;
   const channel = await newChannel(subgraph, mine, a, 'watched', { private: true, memberIds: [b] });
   const afterCreate = await counter(mine);
-  expect(afterCreate).toBeGreaterThan(0);
+  // A first change starts the counter above any value it could have had before (a row deleted).
+  expect(afterCreate).toBeGreaterThanOrEqual(startedAt - 5_000_000);
   expect(await counter(theirs)).toBe(0);
-  // A member's other columns are not the checks' business.
+  // A member's other columns, and a membership's, are not the checks' business.
   ok(await run(subgraph, mine, 'mutation($id: ID!, $n: String) { updateMember(id: $id, name: $n) { id } }', { id: b, n: 'Bea' }));
   await sql('update "membership"."member" set "name" = ? where "id" = ?', ['Bee', b]);
+  await sql('update "membership"."chat_channel_member" set "joined_at" = now() where "channel_id" = ?', [channel]);
   expect(await counter(mine)).toBe(afterCreate);
   // Leaving through the API, joining again by plain SQL, archiving both ways: each moves it once.
   ok(await run(subgraph, mine, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: b, c: channel }));
   expect(await counter(mine)).toBe(afterCreate + 1);
   await sql('insert into "membership"."chat_channel_member" ("id", "channel_id", "member_id", "joined_at") values (gen_random_uuid(), ?, ?, now())', [channel, b]);
   expect(await counter(mine)).toBe(afterCreate + 2);
-  await sql('update "membership"."chat_channel_member" set "joined_at" = now() where "channel_id" = ?', [channel]);
+  await sql('update "membership"."chat_channel_member" set "member_id" = ? where "channel_id" = ? and "member_id" = ?', [c, channel, b]);
   expect(await counter(mine)).toBe(afterCreate + 3);
   await sql('update "membership"."member" set "deleted_at" = now() where "id" = ?', [b]);
   expect(await counter(mine)).toBe(afterCreate + 4);
   ok(await run(subgraph, theirs, 'mutation($id: ID!) { deleteMember(id: $id) { id } }', { id: x }));
-  expect(await counters()).toEqual([afterCreate + 4, 1]);
+  const theirsStarted = await counter(theirs);
+  expect(theirsStarted).toBeGreaterThan(0);
+  expect(await counter(mine)).toBe(afterCreate + 4);
   // One statement over two scopes moves each once.
   await sql('update "membership"."member" set "deleted_at" = null where "id" in (?, ?)', [b, x]);
-  expect(await counters()).toEqual([afterCreate + 5, 2]);
+  expect(await counters()).toEqual([afterCreate + 5, theirsStarted + 1]);
   await sql('delete from "membership"."member" where "id" = ?', [x]);
-  expect(await counters()).toEqual([afterCreate + 5, 3]);
+  expect(await counters()).toEqual([afterCreate + 5, theirsStarted + 2]);
+  // A counter row deleted starts again above its old value at the next change.
+  await sql('delete from "membership"."chat_access_version" where "account_id" = ?', [mine.accountId]);
+  await sql('update "membership"."member" set "deleted_at" = now() where "id" = ?', [b]);
+  expect(await counter(mine)).toBeGreaterThan(afterCreate + 5);
 });
 
 it('moves every scope with rows on a truncate, before the rows go', async () => {

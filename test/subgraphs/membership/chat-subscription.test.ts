@@ -258,6 +258,31 @@ describe('messageAdded', () => {
     await onB.stop();
   });
 
+  it('checks a subscriber that reads an event late against the state when it reads, not when the event was first checked', async () => {
+    const { principal, a, b, c } = await account();
+    const secret = await newChannel(subgraph, principal, a, 'late', { private: true, memberIds: [b, c] });
+    const onC = await subscribeAs(principal, { asMember: c, channelId: secret });
+    if ('error' in onC) throw new Error('subscription refused');
+    // Bob's subscription is read by hand: its checks run only when he asks for the next event.
+    const late = (await subscribe({ schema: subgraph.schema, document: MESSAGE_ADDED, variableValues: { asMember: b, channelId: secret }, contextValue: subgraph.contextFor(principal) })) as AsyncGenerator<ExecutionResult<{ messageAdded: Added }>>;
+    const toSecret = (text: string) => send(subgraph, principal, { asMember: a, mode: 'CHANNEL', channelId: secret, text });
+    await toSecret('one');
+    expect((await late.next()).value?.data?.messageAdded.text).toBe('one');
+    await onC.waitFor(1);
+    // Cy's check of "two" keeps Bob's membership as it was; Bob leaves before he reads "two".
+    await toSecret('two');
+    await onC.waitFor(2);
+    ok(await run(subgraph, principal, 'mutation($a: ID!, $c: ID!) { leaveChatChannel(asMember: $a, channelId: $c) { id } }', { a: b, c: secret }));
+    const next = late.next();
+    // Time for that check to run (a few statements) before he is back: it must find him out.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    ok(await run(subgraph, principal, 'mutation($a: ID!, $c: ID!, $b: ID!) { joinChatChannel(asMember: $a, channelId: $c, memberId: $b) { id } }', { a, c: secret, b }));
+    await toSecret('back');
+    expect((await next).value?.data?.messageAdded.text).toBe('back');
+    await late.return(undefined);
+    await onC.stop();
+  });
+
   it('refuses to start for an unknown acting member or a private channel of others', async () => {
     const { principal, a, c } = await account();
     const secret = await newChannel(subgraph, principal, a, 'secret', { private: true });
