@@ -18,43 +18,19 @@ afterAll(async () => {
   await testbed?.close();
 });
 
-it("checks one message for all of a channel's subscribers in a few statements, not a few per subscriber", async () => {
-  const principal = principalFor();
-  const sender = await newMember(subgraph, principal, 'Sender');
-  const subscribers: string[] = [];
-  for (let i = 0; i < 40; i++) subscribers.push(await newMember(subgraph, principal));
-  const channel = await newChannel(subgraph, principal, sender, 'fanout', { private: true, memberIds: subscribers });
-  const document = parse('subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }');
-  const received: string[] = [];
-  const iterators: AsyncGenerator[] = [];
-  for (const me of subscribers) {
-    const iterator = (await subscribe({ schema: subgraph.schema, document, variableValues: { me, c: channel }, contextValue: subgraph.contextFor(principal) })) as AsyncGenerator<any>;
-    iterators.push(iterator);
-    void (async () => {
-      for await (const event of iterator) received.push(event.data.messageAdded.text);
-    })();
-  }
-  const arrived = (text: string) => received.filter((t) => t === text).length;
-  // A first message warms up every subscriber; its checks must be over before counting starts,
-  // or they would be counted against the second.
-  await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'hello' });
-  await until(() => arrived('hello') === subscribers.length, "'hello' at every subscriber");
-  statements.length = 0;
-  await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text: 'counted' });
-  await until(() => arrived('counted') === subscribers.length, "'counted' at every subscriber");
-  expect(received.filter((t) => t === 'counted')).toHaveLength(subscribers.length);
-  const reads = statements.filter((sql) => /^\S*\s*\S*select/i.test(sql.replace(/\x1b\[[0-9;]*m/g, '').replace('[query] ', '')));
-  // The send itself takes a handful; the 40 subscribers' checks must not add ~3 statements each.
-  expect(reads.length).toBeLessThan(15);
-  for (const iterator of iterators) await iterator.return(undefined);
-});
+/** A logged statement without the logger's colours. */
+const plain = (sql: string) => sql.replace(/\x1b\[[0-9;]*m/g, '');
 
-it("reads one counter per message, not the subscribers' states, until a membership changes", async () => {
+/**
+ * A new account's private channel of `count` new members, each subscribed to it through
+ * graphql-js's `subscribe` and collecting the texts it receives; `say` sends to the channel.
+ */
+async function subscribedChannel(name: string, count: number) {
   const principal = principalFor();
-  const sender = await newMember(subgraph, principal, 'Counter Sender');
+  const sender = await newMember(subgraph, principal, `${name} sender`);
   const subscribers: string[] = [];
-  for (let i = 0; i < 10; i++) subscribers.push(await newMember(subgraph, principal));
-  const channel = await newChannel(subgraph, principal, sender, 'counter', { private: true, memberIds: subscribers });
+  for (let i = 0; i < count; i++) subscribers.push(await newMember(subgraph, principal));
+  const channel = await newChannel(subgraph, principal, sender, name, { private: true, memberIds: subscribers });
   const document = parse('subscription($me: ID!, $c: ID!) { messageAdded(asMember: $me, channelId: $c) { text } }');
   const received = new Map<string, string[]>(subscribers.map((me) => [me, []]));
   const iterators: AsyncGenerator[] = [];
@@ -65,7 +41,37 @@ it("reads one counter per message, not the subscribers' states, until a membersh
       for await (const event of iterator) received.get(me)!.push(event.data.messageAdded.text);
     })();
   }
-  const plain = (sql: string) => sql.replace(/\x1b\[[0-9;]*m/g, '');
+  return {
+    channel,
+    subscribers,
+    received,
+    say: (text: string) => send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text }),
+    close: async () => {
+      for (const iterator of iterators) await iterator.return(undefined);
+    },
+  };
+}
+
+it("checks one message for all of a channel's subscribers in a few statements, not a few per subscriber", async () => {
+  const { subscribers, received, say, close } = await subscribedChannel('fanout', 40);
+  const all = () => [...received.values()].flat();
+  const arrived = (text: string) => all().filter((t) => t === text).length;
+  // A first message warms up every subscriber; its checks must be over before counting starts,
+  // or they would be counted against the second.
+  await say('hello');
+  await until(() => arrived('hello') === subscribers.length, "'hello' at every subscriber");
+  statements.length = 0;
+  await say('counted');
+  await until(() => arrived('counted') === subscribers.length, "'counted' at every subscriber");
+  expect(all().filter((t) => t === 'counted')).toHaveLength(subscribers.length);
+  const reads = statements.filter((sql) => /^\S*\s*\S*select/i.test(plain(sql).replace('[query] ', '')));
+  // The send itself takes a handful; the 40 subscribers' checks must not add ~3 statements each.
+  expect(reads.length).toBeLessThan(15);
+  await close();
+});
+
+it("reads one counter per message, not the subscribers' states, until a membership changes", async () => {
+  const { channel, subscribers, received, say, close } = await subscribedChannel('counter', 10);
   const checkReads = () => {
     const all = statements.map(plain);
     return {
@@ -76,7 +82,7 @@ it("reads one counter per message, not the subscribers' states, until a membersh
   };
   const deliver = async (text: string, to: string[]) => {
     statements.length = 0;
-    await send(subgraph, principal, { asMember: sender, mode: 'CHANNEL', channelId: channel, text });
+    await say(text);
     await until(() => to.every((me) => received.get(me)!.includes(text)), `'${text}' at its subscribers`);
     return checkReads();
   };
@@ -95,7 +101,7 @@ it("reads one counter per message, not the subscribers' states, until a membersh
   expect(await deliver('third', staying)).toMatchObject({ members: 1, memberships: 1 });
   expect(await deliver('fourth', staying)).toEqual({ counter: 1, members: 0, memberships: 0 });
   expect(received.get(leaver)).toEqual(['first', 'second', 'still kept']);
-  for (const iterator of iterators) await iterator.return(undefined);
+  await close();
 });
 
 describe('one execution of an event for the subscribers it cannot differ for', () => {
