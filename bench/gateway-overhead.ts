@@ -8,13 +8,15 @@
  *     edge again with a GraphQL query selecting every field the REST answer carries (like for like);
  *   - a stock @apollo/gateway (ApolloServer + ApolloGateway, its default data source and fetcher,
  *     no edge features) adding a signed principal header, which the subgraphs require;
- *   - Hive Gateway (@graphql-hive/gateway's createGatewayRuntime) on the same supergraph, same header.
+ *   - Hive Gateway (@graphql-hive/gateway's createGatewayRuntime) on the same supergraph, same header;
+ *   - a bare proxy with no rules at all, the floor any gateway taking the hop to the subgraph sits on.
  * Each at 1, 10 and 100 connections (BENCH_CONNECTIONS=1,10,100), printing requests per second,
  * p50 and p99, and the ratios the issue sets targets for. Then a cheap REST page
  * (GET /members?limit=20) at concurrency 1 against the same rows read by one SQL query.
  * Everything runs in this process on the same two cores; autocannon runs in a worker thread.
- * Targets take turns in BENCH_ROUNDS rounds (3) of BENCH_SECONDS each (3), and each figure is the
- * median of its rounds; the page and its SQL take turns request by request.
+ * Targets take turns in BENCH_ROUNDS rounds (5) of BENCH_SECONDS each (3), and each figure is the
+ * median of its rounds; the page and its SQL take turns request by request. BENCH_TARGETS=direct,edge,stock
+ * runs only the targets named so (by the start of their names); ratios without their targets print a dash.
  * Run on demand: `npm run bench:gateway-overhead`.
  */
 import http from 'node:http';
@@ -25,6 +27,7 @@ import { startStandaloneServer } from '@apollo/server/standalone';
 import { createGatewayRuntime } from '@graphql-hive/gateway';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { Pool } from 'undici';
 import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 import { COMPILED, measureAlternating, MEMBER_PAGE_SQL, startBenchPlatform } from './bench-platform.js';
@@ -33,7 +36,9 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const levels = (process.env.BENCH_CONNECTIONS ?? '1,10,100').split(',').map(Number);
 const pageSamples = Number(process.env.BENCH_PAGE_SAMPLES ?? 300);
 const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 3);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+/** BENCH_TARGETS=direct,edge,stock: only the targets whose names start so (the ratios need their targets). */
+const only = process.env.BENCH_TARGETS?.split(',');
 
 const bench = await startBenchPlatform('gateway-overhead');
 const { platform, config, key } = bench;
@@ -90,6 +95,41 @@ async function startHive(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
 }
 
+/**
+ * The floor: a proxy with no rules at all (no key, no limits, no logging, no parsing) that hands
+ * the client's body to the membership subgraph with the signed header and streams the answer
+ * back, over the same pooled undici client our edge uses. No gateway can cost less and still
+ * take the hop, so it shows how much of a ratio is the hop's and how much is the edge's own.
+ */
+async function startBareProxy(): Promise<string> {
+  const upstream = new URL(platform.subgraphUrls.membership);
+  const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      pool
+        .request({ path: upstream.pathname, method: 'POST', headers: { 'content-type': 'application/json', [PRINCIPAL_HEADER]: principalHeader() }, body: Buffer.concat(chunks) })
+        .then(async (answer) => {
+          const body = Buffer.from(await answer.body.arrayBuffer());
+          res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'content-length': body.length });
+          res.end(body);
+        })
+        .catch(() => {
+          res.statusCode = 502;
+          res.end();
+        });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  stops.push(async () => {
+    await pool.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+}
+
 interface Row {
   name: string;
   connections: number;
@@ -133,7 +173,7 @@ try {
     variables: { id: member.id },
   });
 
-  const [stockUrl, hiveUrl] = [await startStockApollo(), await startHive()];
+  const [stockUrl, hiveUrl, bareUrl] = [await startStockApollo(), await startHive(), await startBareProxy()];
   interface Target {
     name: string;
     url: string;
@@ -150,7 +190,8 @@ try {
     { name: 'edge, REST\'s fields', ...graphqlPost(platform.graphqlUrl, auth), body: restFields },
     { name: 'stock @apollo/gateway', ...graphqlPost(stockUrl, auth) },
     { name: 'Hive Gateway', ...graphqlPost(hiveUrl, auth) },
-  ];
+    { name: 'bare proxy (floor)', ...graphqlPost(bareUrl, {}) },
+  ].filter((target) => !only || only.some((name) => target.name.startsWith(name)));
   {
     const rest = (await (await fetch(`${platform.baseUrl}/api/v1/members/${member.id}`, { headers: auth })).json()) as Record<string, unknown>;
     const graph = (await (await fetch(platform.graphqlUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: restFields })).json()) as { data: { member: Record<string, unknown> } };
@@ -230,9 +271,17 @@ try {
   if (failed.length) throw new Error(`requests failed for ${failed.map((r) => `${r.name} at ${r.connections}`).join(', ')}: the figures would not compare like with like`);
 
   console.log('\nratios                                   ' + levels.map((c) => `${c} conns`.padStart(10)).join(''));
+  // A ratio whose targets BENCH_TARGETS left out prints as a dash.
+  const safe = (g: () => number) => {
+    try {
+      return g();
+    } catch {
+      return undefined;
+    }
+  };
   const at = (name: string, c: number) => rows.find((r) => r.name === name && r.connections === c)!;
   const ratio = (label: string, f: (c: number) => number, target: string) =>
-    console.log(`${label.padEnd(41)}${levels.map((c) => `×${f(c).toFixed(2)}`.padStart(10)).join('')}   (target ${target})`);
+    console.log(`${label.padEnd(41)}${levels.map((c) => (safe(() => f(c)) === undefined ? '—' : `×${f(c).toFixed(2)}`).padStart(10)).join('')}   (target ${target})`);
   ratio('edge / stock Apollo, req/s', (c) => at('edge (/graphql)', c).rps / at('stock @apollo/gateway', c).rps, '≥ 1.5');
   ratio('edge / Hive Gateway, req/s', (c) => at('edge (/graphql)', c).rps / at('Hive Gateway', c).rps, '≥ 1.0');
   ratio('edge p50 / direct p50', (c) => at('edge (/graphql)', c).p50 / Math.max(at('direct (subgraph)', c).p50, 1), '≤ 1.5');
@@ -240,6 +289,8 @@ try {
   ratio('  the same, GraphQL with REST\'s fields', (c) => at('REST (/members/{id})', c).p50 / Math.max(at('edge, REST\'s fields', c).p50, 1), '≤ 1.1');
   ratio('REST / edge GraphQL, mean latency', (c) => at('edge (/graphql)', c).rps / at('REST (/members/{id})', c).rps, '≤ 1.1, as p50');
   ratio('  the same, GraphQL with REST\'s fields', (c) => at('edge, REST\'s fields', c).rps / at('REST (/members/{id})', c).rps, '≤ 1.1, as p50');
+  ratio('bare proxy / stock Apollo, req/s', (c) => at('bare proxy (floor)', c).rps / at('stock @apollo/gateway', c).rps, 'none: what the hop allows');
+  ratio('edge / bare proxy, req/s', (c) => at('edge (/graphql)', c).rps / at('bare proxy (floor)', c).rps, 'none');
   ratio('edge / direct, req/s', (c) => at('edge (/graphql)', c).rps / at('direct (subgraph)', c).rps, 'none');
   // The p50 target in finer units than autocannon's whole milliseconds: by Little's law the mean
   // latency is connections ÷ req/s, so this is direct req/s ÷ edge req/s.
