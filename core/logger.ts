@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 /** Headers that carry credentials: the edge's keys, cookies, and the signed principal between services. */
@@ -52,7 +51,7 @@ export function withoutCredentialParams(search: URLSearchParams): URLSearchParam
 type SerializedRequest = { url?: string; headers?: Record<string, unknown>; query?: Record<string, unknown> } & Record<string, unknown>;
 
 /**
- * pino-http's request serializer for the edge and every subgraph: URL, query and headers with their
+ * The request serializer of every request log line (request-log.ts), the edge's and every subgraph's: URL, query and headers with their
  * credentials replaced. Copies, never touching the live request.
  */
 export function redactRequest(req: SerializedRequest): SerializedRequest {
@@ -65,21 +64,6 @@ export function redactRequest(req: SerializedRequest): SerializedRequest {
   return { ...req, url: redactUrl(req.url), headers, query };
 }
 
-/**
- * The options every pino-http logger of the platform takes, so the edge and the subgraphs redact
- * and log alike. `req.log` binds the request's id only (`reqId`), and the request itself goes on
- * its completion line: pino-http's default binds the whole request to a child logger, and pino
- * serialises a child's bindings when it is made, so every request paid for copying and redacting
- * its headers (about 3% of a member lookup's CPU at one connection) even with nothing logged. Now
- * the request is serialised only when its completion line is written, as Fastify's logger does.
- */
-export const requestLogOptions = {
-  serializers: { req: redactRequest },
-  quietReqLogger: true,
-  quietResLogger: true,
-  customSuccessObject: (req: IncomingMessage, _res: ServerResponse, value: object) => ({ req, ...value }),
-  customErrorObject: (req: IncomingMessage, _res: ServerResponse, _error: Error, value: object) => ({ req, ...value }),
-};
 
 /** One structured logger per process; services take children of it named after themselves. */
 export function createLogger(level: string, name = 'platform', destination?: DestinationStream): Logger {
@@ -87,7 +71,7 @@ export function createLogger(level: string, name = 'platform', destination?: Des
     {
       name,
       level,
-      // A second net under requestLogOptions, for a `req` logged by hand.
+      // A second net under request-log.ts's serializer, for a `req` logged by hand.
       redact: {
         paths: [
           ...CREDENTIAL_HEADERS.map((header) => `req.headers["${header}"]`),

@@ -7,7 +7,6 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { Redis } from 'ioredis';
 import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from './edge-settings.js';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
@@ -18,7 +17,7 @@ import { documentRest } from '../rest-bridge/document-upload.js';
 import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/document-settings.js';
 import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
-import { requestLogOptions } from '../core/logger.js';
+import { requestLogging } from '../core/request-log.js';
 import { apolloMiddleware } from '../core/apollo-http.js';
 import {
   membershipErrorFormat,
@@ -167,17 +166,14 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   if (!apiSchema) throw new Error('The gateway loaded no schema from the supergraph');
 
   app.use(
-    pinoHttp({
-      logger: options.logger,
+    requestLogging(options.logger, {
       genReqId: (req, res) => {
         const given = req.headers['x-request-id'];
         const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
         res.setHeader('x-request-id', id);
         return id;
       },
-      autoLogging: { ignore: (req) => req.url === '/health' },
-      // Keys in headers and in the query string (the traceroute API's api_key) must not reach the log.
-      ...requestLogOptions,
+      ignore: (req) => req.url === '/health',
     }),
   );
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;

@@ -6,7 +6,6 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import express from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { SubgraphContext } from './context.js';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -19,7 +18,7 @@ import { connectableHost } from '../../core/net.js';
 import { subscribeSharingEvents } from './shared-event-results.js';
 import { batchWrites, deliverGrouped } from './grouped-delivery.js';
 import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
-import { requestLogOptions } from '../../core/logger.js';
+import { requestLogging } from '../../core/request-log.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
 
 export interface RunningService {
@@ -97,13 +96,11 @@ export async function serveSubgraph(
   });
   await apollo.start();
   app.use(
-    pinoHttp({
-      logger: options.logger,
+    // The edge's redaction and line: no credential reaches a subgraph's log either.
+    requestLogging(options.logger, {
       // The gateway forwards its request id, so one client request can be followed across services.
       genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : randomUUID()),
-      autoLogging: { ignore: (req) => req.url === '/health' },
-      // The edge's redaction: no credential reaches a subgraph's log either.
-      ...requestLogOptions,
+      ignore: (req) => req.url === '/health',
     }),
   );
   app.get('/health', async (_req, res) => {
@@ -148,7 +145,9 @@ export async function serveSubgraph(
     '/graphql',
     express.json({ limit: '1mb' }),
     apolloMiddleware(apollo, {
-      context: async ({ req }) => Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id), log: req.log }),
+      context: async ({ req }) =>
+        // `log` read when used: the request's child logger is made only for a resolver that logs.
+        Object.defineProperty(Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id) }), 'log', { get: () => req.log, enumerable: true }),
     }),
   );
   // Subscriptions (and any operation) over graphql-ws on the same path. The gateway signs the

@@ -21,7 +21,7 @@ let subgraph: Subgraph;
 let server: http.Server;
 let base: string;
 let handler: ReturnType<typeof createTraceExportHandler>;
-/** What the handler logged, by level (a stand-in for pino-http's req.log). */
+/** What the handler logged, by level (a stand-in for the request's req.log, core/request-log.ts). */
 const logged: { level: string; message: string; err?: unknown }[] = [];
 
 beforeAll(async () => {
