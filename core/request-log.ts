@@ -21,7 +21,7 @@ export interface RequestLoggingOptions {
 /**
  * One JSON line per request, written when its response is done: the request (method, URL, query,
  * headers, credentials redacted), the response (status, headers) and the time taken, at info, or
- * at error for a 5xx or a broken response. `req.log` is a child bound to the request's id.
+ * at error for a 5xx or a broken response; `aborted: true` when the connection closed first. `req.log` is a child bound to the request's id.
  *
  * This replaces pino-http, whose lines had the same fields: it made two child loggers on every
  * request, one of them bound to the whole request, and pino serialises a child's bindings when it
@@ -58,6 +58,10 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions) {
         const responseTime = Date.now() - start;
         if (error || res.statusCode >= 500) {
           lines.error({ req, res, err: error ?? new Error(`failed with status code ${res.statusCode}`), responseTime }, 'request errored');
+        } else if (!res.writableFinished) {
+          // The connection closed before the response was all sent: the client went away (or a
+          // stream it was reading ended with it). Its status is what had been set so far.
+          lines.info({ req, res, responseTime, aborted: true }, 'request closed before its response was sent');
         } else {
           lines.info({ req, res, responseTime }, 'request completed');
         }

@@ -46,6 +46,20 @@ describe('request logging', () => {
     expect(lines[0]).toMatchObject({ level: 50, msg: 'request errored', res: { statusCode: 503 }, err: { message: 'failed with status code 503' } });
   });
 
+  it('says so when the connection closes before the response is sent', async () => {
+    const { lines, url } = await serve('info', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    });
+    const controller = new AbortController();
+    const response = await fetch(url, { signal: controller.signal });
+    expect(response.status).toBe(200);
+    controller.abort();
+    await response.text().catch(() => undefined);
+    for (let i = 0; i < 50 && !lines.length; i++) await settled();
+    expect(lines).toEqual([expect.objectContaining({ level: 30, aborted: true, msg: 'request closed before its response was sent', res: expect.objectContaining({ statusCode: 200 }) })]);
+  });
+
   it("gives req.log lines the request's id, and writes nothing for an ignored path or below the level", async () => {
     const { lines, url } = await serve('info', (req, res) => {
       req.log.warn({ detail: 'x' }, 'a handler says something');
