@@ -47,7 +47,8 @@ export interface RequestLoggingOptions {
 /**
  * One JSON line per request, written when its response is done: the request (method, URL, query,
  * headers, credentials redacted), the response (status, headers) and the time taken, at info, or
- * at error for a 5xx or a broken response; `aborted: true` when the connection closed first. `req.log` is a child bound to the request's id.
+ * at error for a 5xx or a broken response; `aborted: true` when the connection closed first.
+ * `req.log` is a child bound to the request's id.
  *
  * This replaces pino-http, whose lines had the same fields: it made two child loggers on every
  * request, one of them bound to the whole request, and pino serialises a child's bindings when it
