@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { loadConfig, type PlatformConfig } from '../platform/config.js';
 import { openPlatformDatabase } from '../platform/database.js';
 import { openIdentityStore } from '../identity/index.js';
+import { percentile } from './percentile.js';
 import { IdentityService } from '../identity/identity.service.js';
 import { createLogger } from '../core/logger.js';
 import { startPlatform, type RunningPlatform } from '../platform/platform.js';
@@ -103,10 +104,7 @@ export async function profileWhile<T>(out: string, run: () => Promise<T>, interv
   }
 }
 
-/** The p-th percentile of ascending `sorted`. */
-export function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
+export { percentile } from './percentile.js';
 
 /**
  * Like `measure` for several functions at once, taking turns call by call, so a machine that

@@ -8,6 +8,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
+import { percentile } from './percentile.js';
 
 export interface SampledTarget {
   name: string;
@@ -54,8 +55,7 @@ async function sample(targets: SampledTarget[], n: number): Promise<Sampled[]> {
   await Promise.all([...pools.values()].map((pool) => pool.close()));
   return targets.map((target, index) => {
     const sorted = times[index].sort((a, b) => a - b);
-    const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-    return { name: target.name, p50: at(50), p99: at(99), mean: sorted.reduce((sum, t) => sum + t, 0) / sorted.length };
+    return { name: target.name, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean: sorted.reduce((sum, t) => sum + t, 0) / sorted.length };
   });
 }
 
