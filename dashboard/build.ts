@@ -1,6 +1,7 @@
-import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withFileLock } from '../core/file-lock.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The dashboard's folder; its build lands in `dist/` beside it. Compiled into the project's dist/dashboard, it is still the source folder. */
@@ -13,27 +14,27 @@ interface BuildLogger {
 
 const SOURCES = ['index.html', 'vite.config.ts', 'src', 'public'];
 const LOCK = path.join(DASHBOARD_ROOT, '.build.lock');
-// A lock older than this was left by a build that died; builds take well under a minute here.
-const STALE_LOCK_MS = 5 * 60_000;
 
 /**
  * Builds the dashboard with Vite when dist/ is missing or older than any source file. Concurrent
- * callers (test files, several `npm start`s) wait on one lock file, so only one build runs.
+ * callers (test files, several `npm start`s) wait on one lock, so only one build runs; a lock
+ * whose holder died mid-build is taken over at once (core/file-lock.mjs).
  */
 export async function ensureDashboardBuilt(logger?: BuildLogger): Promise<void> {
   if (await isFresh()) return;
-  const release = await acquireLock();
-  try {
-    // Another process may have built it while this one waited.
-    if (await isFresh()) return;
-    const started = Date.now();
-    logger?.info('Building the dashboard (dashboard/dist is missing or older than its sources)');
-    const { build } = await import('vite');
-    await build({ configFile: path.join(DASHBOARD_ROOT, 'vite.config.ts'), logLevel: 'warn' });
-    logger?.info(`Dashboard built in ${Date.now() - started} ms`);
-  } finally {
-    await release();
-  }
+  await withFileLock(
+    LOCK,
+    async () => {
+      // Another process may have built it while this one waited.
+      if (await isFresh()) return;
+      const started = Date.now();
+      logger?.info('Building the dashboard (dashboard/dist is missing or older than its sources)');
+      const { build } = await import('vite');
+      await build({ configFile: path.join(DASHBOARD_ROOT, 'vite.config.ts'), logLevel: 'warn' });
+      logger?.info(`Dashboard built in ${Date.now() - started} ms`);
+    },
+    { onTakeOver: (reason) => logger?.info(`Taking over the dashboard's build lock: ${reason}`) },
+  );
 }
 
 async function isFresh(): Promise<boolean> {
@@ -64,21 +65,4 @@ async function newestIn(entry: string): Promise<number> {
   let newest = info.mtimeMs;
   for (const child of await readdir(entry)) newest = Math.max(newest, await newestIn(path.join(entry, child)));
   return newest;
-}
-
-async function acquireLock(): Promise<() => Promise<void>> {
-  await mkdir(DASHBOARD_ROOT, { recursive: true });
-  for (;;) {
-    try {
-      const handle = await open(LOCK, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return () => rm(LOCK, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const age = Date.now() - ((await mtimeOf(LOCK)) ?? Date.now());
-      if (age > STALE_LOCK_MS) await rm(LOCK, { force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
 }

@@ -2,9 +2,10 @@
 // `npm run build` type-checks and compiles (tsconfig.build.json) to dist/, and npm start
 // (launch.mjs) compiles without the check when dist/ is missing or older than the sources.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withFileLock } from '../../core/file-lock.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = path.join(ROOT, 'dist');
@@ -64,38 +65,26 @@ export function build({ typeCheck }) {
 }
 
 const LOCK = path.join(DIST, '.build-lock');
-// A lock older than this was left by a build that died.
-const STALE_LOCK_MS = 5 * 60_000;
 
 /**
  * Builds (without the type-check) when dist/ is stale, one build at a time: several `npm start`s
- * or test files starting together wait on one lock directory, and the waiters find dist/ fresh.
+ * or test files starting together wait on one lock, and the waiters find dist/ fresh. A lock left
+ * by a start that was stopped mid-build is taken over at once (core/file-lock.mjs).
  * Resolves with the reason it built, or undefined when dist/ was current.
  */
-export async function buildIfStale(onBuild = () => {}) {
+export async function buildIfStale(onBuild = () => {}, onWait = () => {}) {
   if (!staleReason()) return undefined;
-  mkdirSync(DIST, { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      break;
-    } catch (error) {
-      if (error.code !== 'EEXIST') throw error;
-      try {
-        if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
-      } catch {}
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    const reason = staleReason();
-    if (!reason) return undefined;
-    onBuild(reason);
-    build({ typeCheck: false });
-    return reason;
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
+  return withFileLock(
+    LOCK,
+    () => {
+      const reason = staleReason();
+      if (!reason) return undefined;
+      onBuild(reason);
+      build({ typeCheck: false });
+      return reason;
+    },
+    { onWait },
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -9,7 +9,10 @@ const started = Date.now();
 try {
   // Type errors are the type-check's to report (npm run build, npm run typecheck); the start
   // only needs the compiled files, which are the same either way.
-  const built = await buildIfStale((reason) => process.stdout.write(`Building dist/ (${reason}) ...\n`));
+  const built = await buildIfStale(
+    (reason) => process.stdout.write(`Building dist/ (${reason}) ...\n`),
+    () => process.stdout.write('Waiting for another start to finish building dist/ ...\n'),
+  );
   if (built) process.stdout.write(`Built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 } catch (error) {
   process.stderr.write(`\nCannot start: ${error.message}\n`);

@@ -31,7 +31,8 @@ function sourceFiles(dir: string): string[] {
     if (entry.name === 'node_modules' || entry.name === 'dist') continue;
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|tsx)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(path);
+    // .mjs: the launcher's build and the lock it shares with compiled code are plain JavaScript.
+    else if (/\.(ts|tsx|mjs)$/.test(entry.name) && !/\.d\.m?ts$/.test(entry.name)) out.push(path);
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,13 +17,31 @@ function start(how: 'npm' | 'script' = 'npm'): ServiceProcess {
   // `script` runs what `npm start` runs, without npm in between, so its own exit code is seen.
   const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : ['node', ['platform/supervisor/launch.mjs']];
   // A process group of its own: the test signals the group, as a terminal's Ctrl-C would.
-  return spawnService(command, args, env, { detached: true });
+  const platform = spawnService(command, args, env, { detached: true });
+  started.push(platform);
+  return platform;
 }
 
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+/** Every `npm start` this file ran, stopped in afterAll if a failed test left it running. */
+const started: ServiceProcess[] = [];
+
+/**
+ * What a failed wait reports: the process's output, and what a start can wait on without saying
+ * so (the build locks of dist/ and of the dashboard).
+ */
+function startState(platform: ServiceProcess): string {
+  const locks = [path.join(PROJECT_ROOT, 'dist/.build-lock'), path.join(PROJECT_ROOT, 'dashboard/.build.lock')].filter((lock) => existsSync(lock));
+  return `locks held: ${locks.map((lock) => path.relative(PROJECT_ROOT, lock)).join(', ') || 'none'}\noutput:\n${platform.output().slice(-6000)}`;
+}
+
+/** Waits until `platform` says it is up; throws with its output when it exits first or takes too long. */
+async function waitUntilUp(platform: ServiceProcess, what: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+  while (!platform.output().includes('Platform is up.')) {
+    if (platform.child.exitCode !== null || platform.child.signalCode !== null) {
+      throw new Error(`${what}: the process exited (${platform.child.exitCode ?? platform.child.signalCode}) before it was up\n${startState(platform)}`);
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${startState(platform)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -54,6 +73,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const platform of started) {
+    if (platform.child.exitCode !== null || platform.child.signalCode !== null) continue;
+    try {
+      process.kill(-platform.child.pid!, 'SIGTERM');
+    } catch {}
+    await Promise.race([platform.exited, new Promise((r) => setTimeout(r, 15_000))]);
+  }
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -61,7 +87,7 @@ describe('npm start on the embedded database', () => {
   it('comes up healthy, refuses a second start on the same ports, keeps data, and stops cleanly on SIGTERM', async () => {
     const first = start();
     // The first start may build dist/ first.
-    await waitFor(() => first.output().includes('Platform is up.'), 'the platform to start', 240_000);
+    await waitUntilUp(first, 'the platform to start', 240_000);
     expect(first.output()).toContain(`http://localhost:${port}/graphql`);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 
@@ -93,7 +119,7 @@ describe('npm start on the embedded database', () => {
 
     // The embedded PostgreSQL stopped with it: a new start takes its port and data directory.
     const third = start('script');
-    await waitFor(() => third.output().includes('Platform is up.'), 'the platform to start again', 120_000);
+    await waitUntilUp(third, 'the platform to start again', 120_000);
     const listed = await fetch(`http://127.0.0.1:${port}/api/v1/members`, { headers: { authorization: `Bearer ${secret}` } });
     expect(((await listed.json()) as { data: { name: string }[] }).data.map((m) => m.name)).toEqual(['Kept']);
     process.kill(-third.child.pid!, 'SIGINT');
