@@ -31,6 +31,14 @@ export interface SubscriptionLimits {
    * 1 MiB by default): one slow reader must not make the edge hold every event for it without bound.
    */
   maxUnsentBytes: number;
+  /**
+   * Bytes all of an instance's sockets together may leave unsent (WS_MAX_UNSENT_TOTAL_BYTES, 256 MiB
+   * by default): maxUnsentBytes times thousands of sockets is more memory than an instance has. Past
+   * it the sockets with the most unsent are closed with 1013, largest first.
+   */
+  maxUnsentTotalBytes: number;
+  /** How often the instance's unsent bytes are added up against maxUnsentTotalBytes: 1 s unless a test shortens it. */
+  unsentSweepMs?: number;
 }
 
 /** The dashboard: where it is served and how sign-in and sessions are limited. */

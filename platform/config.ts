@@ -214,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       keepAliveMs: countFromEnv(env, 'WS_KEEPALIVE_MS', 12000),
       keyRecheckMs: atMost(countFromEnv(env, 'WS_KEY_RECHECK_MS', 30000), 60000, 'WS_KEY_RECHECK_MS'),
       maxUnsentBytes: countFromEnv(env, 'WS_MAX_UNSENT_BYTES', 1048576),
+      maxUnsentTotalBytes: countFromEnv(env, 'WS_MAX_UNSENT_TOTAL_BYTES', 268435456),
     },
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),

@@ -155,9 +155,13 @@ export function serveWebSockets(options: {
    * written to it. The events go to each client as they come: without a bound, a client that
    * stops reading makes the edge keep every later event for it, for as long as its socket is open.
    */
-  const closeTooSlow = (state: SocketState, behind: { unsent: number } | { queued: number }) => {
+  const closeTooSlow = (state: SocketState, behind: { unsent: number; instanceUnsent?: number } | { queued: number }) => {
     options.logger.warn({ requestId: state.requestId, ...behind }, 'closing a websocket whose client reads too slowly');
-    state.socket.close(CLOSE_TOO_SLOW, 'queued' in behind ? `Too slow: ${behind.queued} events waiting` : `Too slow: ${behind.unsent} bytes unsent`);
+    const reason =
+      'queued' in behind
+        ? `Too slow: ${behind.queued} events waiting`
+        : `Too slow: ${behind.unsent} bytes unsent${behind.instanceUnsent === undefined ? '' : ", the most of the instance's sockets"}`;
+    state.socket.close(CLOSE_TOO_SLOW, reason);
   };
   /** Whether nothing more may be written to the socket: closing, or more than maxUnsentBytes unsent (then closed). */
   const unwritable = (state: SocketState): boolean => {
@@ -206,6 +210,37 @@ export function serveWebSockets(options: {
   };
   const recheckTimer = setInterval(() => void recheckKeys(), options.limits.keyRecheckMs);
   recheckTimer.unref();
+
+  /**
+   * The instance's bound on unsent bytes, over all its sockets: each socket's own bound
+   * (maxUnsentBytes) times thousands of sockets is more memory than an instance has, and many
+   * clients can fall behind at once (a network between them and the edge that slows down). Added
+   * up on an interval, not on every write: a sum over every open socket is cheap once a second
+   * and not once per event. Past the bound, the sockets with the most unsent are closed as too slow,
+   * largest first, until what the others hold fits; nothing more is written to them, and ws frees
+   * what they hold once their client reads the close, or at its close timeout.
+   */
+  const sweepUnsent = () => {
+    let total = 0;
+    const behind: { state: SocketState; unsent: number }[] = [];
+    for (const state of sockets.values()) {
+      if (state.socket.readyState !== state.socket.OPEN) continue;
+      const unsent = state.socket.bufferedAmount;
+      if (unsent === 0) continue;
+      total += unsent;
+      behind.push({ state, unsent });
+    }
+    if (total <= options.limits.maxUnsentTotalBytes) return;
+    behind.sort((a, b) => b.unsent - a.unsent);
+    const instanceUnsent = total;
+    for (const { state, unsent } of behind) {
+      if (total <= options.limits.maxUnsentTotalBytes) break;
+      closeTooSlow(state, { unsent, instanceUnsent });
+      total -= unsent;
+    }
+  };
+  const sweepTimer = setInterval(sweepUnsent, options.limits.unsentSweepMs ?? 1000);
+  sweepTimer.unref();
 
   /** A failed authentication counts in the client address's window, as over HTTP, so keys cannot be guessed over sockets either. */
   const refuseConnection = async (socket: WebSocket, address: string | undefined, reason: string) => {
@@ -468,6 +503,7 @@ export function serveWebSockets(options: {
   return {
     dispose: async () => {
       clearInterval(recheckTimer);
+      clearInterval(sweepTimer);
       await server.dispose();
     },
     activeSubscriptions: () => active,

@@ -1,8 +1,7 @@
-import type { Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { CLOSE_TOO_SLOW } from '../../gateway/subscriptions/websocket-server.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
+import { PASSED_THROUGH, RELAYED, slowSubscriber } from '../support/slow-subscriber.js';
 import { until } from '../support/subscription-probe.js';
 
 /**
@@ -35,36 +34,8 @@ async function gql<T>(query: string, variables: Record<string, unknown> = {}): P
   return body.data!;
 }
 
-/** A graphql-transport-ws client written by hand, so that the test can stop reading its TCP socket. */
-const PASSED_THROUGH = 'subscription($m: ID!, $c: ID!) { messageAdded(asMember: $m, channelId: $c) { text } }';
-/** The same, with a fragment: the edge runs its plan on each event (relayed through graphql-ws's loop) instead of passing it through. */
-const RELAYED = 'subscription($m: ID!, $c: ID!) { messageAdded(asMember: $m, channelId: $c) { ...M } } fragment M on ChatMessage { text }';
-
-async function subscriber(member: string, channel: string, subscriptions = 1, query = PASSED_THROUGH) {
-  const socket = new WebSocket(platform.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
-  const texts: string[] = [];
-  const state: { closed?: { code: number; reason: string }; acked: boolean } = { acked: false };
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { type: string; payload?: { data?: { messageAdded?: { text: string } } } };
-    if (message.type === 'connection_ack') state.acked = true;
-    if (message.type === 'next') texts.push(message.payload!.data!.messageAdded!.text);
-  });
-  socket.on('close', (code, reason) => (state.closed = { code, reason: String(reason) }));
-  await new Promise((resolve) => socket.once('open', resolve));
-  socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
-  await until(() => state.acked, 'connection_ack');
-  for (let id = 1; id <= subscriptions; id++) {
-    socket.send(
-      JSON.stringify({
-        id: String(id),
-        type: 'subscribe',
-        payload: { query, variables: { m: member, c: channel } },
-      }),
-    );
-  }
-  const tcp = (socket as unknown as { _socket: Socket })._socket;
-  return { socket, texts, state, stopReading: () => tcp.pause(), readAgain: () => tcp.resume() };
-}
+const subscriber = (member: string, channel: string, subscriptions = 1, query = PASSED_THROUGH) =>
+  slowSubscriber(platform.graphqlUrl, key, member, channel, subscriptions, query);
 
 it.each([
   ['passed through', PASSED_THROUGH, /^Too slow: \d+ bytes unsent$/],
