@@ -17,12 +17,15 @@ const EPHEMERAL_LOW = (() => {
   }
 })();
 /**
- * Each vitest worker (VITEST_POOL_ID, 1 up) draws from its own slice and the main process (global
- * set-up, benches) from slice 0, so two test files running at once never draw the same port.
+ * Each vitest worker (VITEST_POOL_ID, 1 up) draws from a slice of its own, so two test files
+ * running at once never draw the same port. Other processes (the global set-up, benches and the
+ * instances they start) draw from the slices above the workers', by process id.
  */
 const SLICE = 1_000;
-const SLICES = Math.max(1, Math.floor((EPHEMERAL_LOW - LOWEST) / SLICE));
-const slice = Number(process.env.VITEST_POOL_ID ?? 0) % SLICES;
+const SLICES = Math.max(2, Math.floor((EPHEMERAL_LOW - LOWEST) / SLICE));
+const WORKER_SLICES = Math.min(8, SLICES - 1);
+const poolId = Number(process.env.VITEST_POOL_ID);
+const slice = poolId > 0 ? poolId % WORKER_SLICES : WORKER_SLICES + (process.pid % (SLICES - WORKER_SLICES));
 let next = Math.floor(Math.random() * SLICE);
 
 function listensFree(port: number): Promise<boolean> {
