@@ -14,6 +14,7 @@ import { ProviderRegistry } from './provider-registry/provider-registry.js';
 import { ProviderStatusFeed } from './provider/provider-status.feed.js';
 import { usageRecordReference } from './usage/usage.reference.js';
 import { UsageRecorder } from './usage/usage-recorder.js';
+import { UsageRetention } from './usage/usage-retention.js';
 import { UsageResolver } from './usage/usage.resolver.js';
 
 /** What defines the inference subgraph, also used to compose the supergraph without a database. */
@@ -69,6 +70,8 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
     throw error;
   }
   runtime = { config, orm: subgraph.orm, registry, usage };
+  const retention = new UsageRetention(subgraph.orm, logger, config.usage.retentionMonths);
+  retention.start();
   const { router } = createOpenAiRoutes(runtime, logger);
   return {
     ...subgraph,
@@ -78,6 +81,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
       // Engines first (generations end), then the records they produced, then the database.
       await registry.close();
       await feed?.settled();
+      await retention.close();
       await usage.close();
       await subgraph.close();
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UPSTREAM_FLAVOURS } from '../engines/openai-upstream/upstream-flavour.js';
 import { QUALITY_TIERS, RECOMMENDATION_CATEGORIES } from '../recommendation/recommendation-category.js';
+import { MAX_USAGE_WINDOW_DAYS, MIN_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
 
 /** The spec's gateway providers; provider_d_image is a model-listing filter, never a provider. */
 export const SPEC_PROVIDER_IDS = ['provider_a', 'provider_b', 'provider_c', 'provider_d'] as const;
@@ -104,6 +105,16 @@ export const inferenceConfigFile = z.strictObject({
     .optional(),
   plans: z.array(plan).min(1).optional(),
   defaultPlan: id.optional(),
+  usage: z
+    .strictObject({
+      retentionMonths: z
+        .int()
+        .refine((months) => months === 0 || (months >= MIN_USAGE_RETENTION_MONTHS && months <= 1200), {
+          message: `0 (keep every record), or ${MIN_USAGE_RETENTION_MONTHS} to 1200: the usage API reads windows of up to ${MAX_USAGE_WINDOW_DAYS} days`,
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 export type InferenceConfigFile = z.infer<typeof inferenceConfigFile>;

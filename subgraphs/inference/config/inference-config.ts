@@ -60,6 +60,8 @@ export interface InferenceConfig {
   plans: PlanConfig[];
   /** The plan a new key is issued on unless another is named. */
   defaultPlan: string;
+  /** Usage records are kept this many whole months before the current one (0: all); usage/usage-retention.ts. */
+  usage: { retentionMonths: number };
 }
 
 /** Whether `plan` includes the model (by its client-facing id) on the provider. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { OCR_DEFAULTS } from '../engines/ocr/ocr-defaults.js';
 import { DEFAULT_INFERENCE_CONFIG, DEFAULT_MAX_PARALLEL, DEFAULT_TIMEOUTS } from './inference-config.defaults.js';
+import { DEFAULT_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
 import { InferenceConfigError, type ConfigIssue } from './inference-config-error.js';
 import { IMAGE_LISTING_FILTER, inferenceConfigFile, type Capability, type EngineConfigInput, type InferenceConfigFile } from './inference-config.schema.js';
 import type { EngineConfig, InferenceConfig, ProviderConfig } from './inference-config.js';
@@ -196,6 +197,7 @@ function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): I
     },
     plans: config.plans.map((plan) => ({ id: plan.id, name: plan.name ?? plan.id, models: plan.models })),
     defaultPlan: config.defaultPlan,
+    usage: { retentionMonths: config.usage?.retentionMonths ?? DEFAULT_USAGE_RETENTION_MONTHS },
   };
 }
 
