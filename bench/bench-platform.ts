@@ -104,7 +104,7 @@ export async function profileWhile<T>(out: string, run: () => Promise<T>, interv
   }
 }
 
-export { percentile } from './percentile.js';
+export { percentile };
 
 /**
  * Like `measure` for several functions at once, taking turns call by call, so a machine that

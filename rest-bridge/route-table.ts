@@ -35,13 +35,13 @@ const SCALAR_CHECKS: Record<string, { test: (value: string) => boolean; expected
 export class RouteTable {
   private readonly routes: CompiledRoute[];
   /**
-   * The routes by the first segment of their path after the base (in table order), and those
-   * whose first segment is a parameter: a request tries the few patterns that can match it, not
-   * every route's (about fifty on the membership base).
+   * The routes a path can match, by its first segment after the base: those with that literal
+   * segment and those whose first segment is a parameter, in table order. A request tries these
+   * few patterns, not every route's (about fifty on the membership base).
    */
   private readonly bySegment = new Map<string, CompiledRoute[]>();
-  private readonly anySegment: CompiledRoute[] = [];
-  private readonly order = new Map<CompiledRoute, number>();
+  /** The routes whose first segment is a parameter: all a path with any other first segment can match. */
+  private readonly anySegment: CompiledRoute[];
 
   constructor(
     private readonly basePath: string,
@@ -57,28 +57,26 @@ export class RouteTable {
       const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((found) => found[1]);
       return { ...route, graphqlPath, field, args: definition.args, pattern: new RegExp(`^${source}/?$`), paramNames };
     });
-    this.routes.forEach((route, index) => {
-      this.order.set(route, index);
-      const first = route.path.split('/')[1] ?? '';
-      if (first.startsWith(':')) this.anySegment.push(route);
-      else this.bySegment.set(first, [...(this.bySegment.get(first) ?? []), route]);
-    });
+    const firstOf = (route: CompiledRoute) => route.path.split('/')[1] ?? '';
+    this.anySegment = this.routes.filter((route) => firstOf(route).startsWith(':'));
+    for (const first of new Set(this.routes.map(firstOf).filter((first) => !first.startsWith(':')))) {
+      this.bySegment.set(first, this.routes.filter((route) => firstOf(route) === first || firstOf(route).startsWith(':')));
+    }
   }
 
   /** The routes whose pattern can match `path`, judged by its first segment after the base. */
   private candidates(path: string): CompiledRoute[] {
     if (!path.startsWith(this.basePath)) return this.routes;
     const first = path.slice(this.basePath.length).split('/')[1] ?? '';
-    const literal = this.bySegment.get(first) ?? [];
-    return this.anySegment.length ? [...literal, ...this.anySegment] : literal;
+    return this.bySegment.get(first) ?? this.anySegment;
   }
 
   match(method: string, path: string): RouteMatch {
     // A literal segment wins over a parameter, as in feTS: `/jobs/match` is not job "match";
-    // among equals, the table's order.
+    // among equals, the table's order (the candidates are in it, and the sort is stable).
     const onPath = this.candidates(path)
       .filter((route) => route.pattern.test(path))
-      .sort((a, b) => a.paramNames.length - b.paramNames.length || this.order.get(a)! - this.order.get(b)!);
+      .sort((a, b) => a.paramNames.length - b.paramNames.length);
     const route = onPath.find((r) => r.method === method.toUpperCase());
     if (route) return { kind: 'route', route };
     if (onPath.length) return { kind: 'wrong-method', allowed: [...new Set(onPath.map((r) => r.method))] };

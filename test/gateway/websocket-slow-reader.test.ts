@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLOSE_TOO_SLOW } from '../../gateway/subscriptions/websocket-server.js';
-import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
-import { PASSED_THROUGH, RELAYED, slowSubscriber } from '../support/slow-subscriber.js';
+import { chatChannel, PASSED_THROUGH, RELAYED, slowSubscriber, startSlowReaderPlatform, type SlowReaderPlatform } from '../support/slow-subscriber.js';
 import { until } from '../support/subscription-probe.js';
 
 /**
@@ -11,43 +10,27 @@ import { until } from '../support/subscription-probe.js';
  * subscribers of the channel go on receiving.
  */
 const MAX_UNSENT = 64 * 1024;
-let platform: TestPlatform;
-let key: string;
-/** The edge's warnings: a paused client does not read the close frame, so the edge's own line tells the test it closed. */
-const warnings: { msg: string; unsent?: number }[] = [];
+let setup: SlowReaderPlatform;
 
 beforeAll(async () => {
-  platform = await startTestPlatform(
-    { subscriptions: { ...testConfig().subscriptions, maxUnsentBytes: MAX_UNSENT } },
-    { level: 'warn', destination: { write: (line: string) => void warnings.push(JSON.parse(line)) } },
-  );
-  key = await platform.issueKey('slow-readers', 'live');
+  setup = await startSlowReaderPlatform({ maxUnsentBytes: MAX_UNSENT }, 'slow-readers');
 });
 afterAll(async () => {
-  await platform?.close();
+  await setup?.platform.close();
 });
 
-async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
-  const body = (await response.json()) as { data?: T; errors?: unknown };
-  expect(body.errors).toBeUndefined();
-  return body.data!;
-}
-
 const subscriber = (member: string, channel: string, subscriptions = 1, query = PASSED_THROUGH) =>
-  slowSubscriber(platform.graphqlUrl, key, member, channel, subscriptions, query);
+  slowSubscriber(setup.platform.graphqlUrl, setup.key, member, channel, subscriptions, query);
 
 it.each([
   ['passed through', PASSED_THROUGH, /^Too slow: \d+ bytes unsent$/],
   ['relayed', RELAYED, /^Too slow: \d+ events waiting$/],
 ] as const)('closes the socket of a subscriber that stops reading (%s) with 1013, and the others still get every message', async (label, query, reason) => {
+  const { gql, warnings } = setup;
   warnings.length = 0;
   const member = async (name: string) => (await gql<{ createMember: { id: string } }>(`mutation { createMember(name: "${name}-${label}", email: "${name}-${label.replace(' ', '-')}@example.org") { id } }`)).createMember.id;
   const [sender, slow, steady] = [await member('sender'), await member('slow'), await member('steady')];
-  const channel = (
-    await gql<{ createChatChannel: { id: string } }>('mutation($a: ID!, $m: [ID!], $n: String!) { createChatChannel(asMember: $a, name: $n, memberIds: $m) { id } }', { a: sender, m: [slow, steady], n: `slow-readers-${label.replace(" ", "-")}` })
-  ).createChatChannel.id;
-  const send = (text: string) => gql('mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: sender, c: channel, t: text });
+  const { id: channel, send } = await chatChannel(gql, sender, [slow, steady], `slow-readers-${label.replace(' ', '-')}`);
   // The lagging client subscribes 50 times to the channel: each message is 50 frames to it, so a
   // few dozen messages outgrow what the kernel's loopback buffers take (a few MiB).
   const [lagging, reading] = [await subscriber(slow, channel, 50, query), await subscriber(steady, channel)];

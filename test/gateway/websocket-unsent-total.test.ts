@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLOSE_TOO_SLOW } from '../../gateway/subscriptions/websocket-server.js';
-import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
-import { slowSubscriber } from '../support/slow-subscriber.js';
+import { chatChannel, slowSubscriber, startSlowReaderPlatform, type SlowReaderPlatform } from '../support/slow-subscriber.js';
 import { until } from '../support/subscription-probe.js';
 
 /**
@@ -11,36 +10,20 @@ import { until } from '../support/subscription-probe.js';
  * lags less, and the ones that read, keep their subscriptions.
  */
 const TOTAL = 1024 * 1024;
-let platform: TestPlatform;
-let key: string;
-/** The edge's warnings: a paused client does not read the close frame, so the edge's own line tells the test it closed. */
-const warnings: { msg: string; unsent?: number; instanceUnsent?: number }[] = [];
+let setup: SlowReaderPlatform;
 
 beforeAll(async () => {
-  platform = await startTestPlatform(
-    { subscriptions: { ...testConfig().subscriptions, maxUnsentBytes: 256 * 1024 * 1024, maxUnsentTotalBytes: TOTAL, unsentSweepMs: 50 } },
-    { level: 'warn', destination: { write: (line: string) => void warnings.push(JSON.parse(line)) } },
-  );
-  key = await platform.issueKey('unsent-total', 'live');
+  setup = await startSlowReaderPlatform({ maxUnsentBytes: 256 * 1024 * 1024, maxUnsentTotalBytes: TOTAL, unsentSweepMs: 50 }, 'unsent-total');
 });
 afterAll(async () => {
-  await platform?.close();
+  await setup?.platform.close();
 });
 
-async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await platform.request('/graphql', { method: 'POST', key, json: { query, variables } });
-  const body = (await response.json()) as { data?: T; errors?: unknown };
-  expect(body.errors).toBeUndefined();
-  return body.data!;
-}
-
 it('closes the socket with the most unsent once the instance holds more than its total, and keeps the others', async () => {
+  const { gql, warnings, platform, key } = setup;
   const member = async (name: string) => (await gql<{ createMember: { id: string } }>(`mutation { createMember(name: "${name}", email: "${name}@example.org") { id } }`)).createMember.id;
   const [sender, heavy, light, steady] = [await member('sender'), await member('heavy'), await member('light'), await member('steady')];
-  const channel = (
-    await gql<{ createChatChannel: { id: string } }>('mutation($a: ID!, $m: [ID!], $n: String!) { createChatChannel(asMember: $a, name: $n, memberIds: $m) { id } }', { a: sender, m: [heavy, light, steady], n: 'unsent-total' })
-  ).createChatChannel.id;
-  const send = (text: string) => gql('mutation($a: ID!, $c: ID!, $t: String!) { sendChatMessage(asMember: $a, mode: CHANNEL, channelId: $c, text: $t) { id } }', { a: sender, c: channel, t: text });
+  const { id: channel, send } = await chatChannel(gql, sender, [heavy, light, steady], 'unsent-total');
   // Both laggards stop reading; the heavy one takes ten frames of every message for each one the light one takes.
   const lagging = await slowSubscriber(platform.graphqlUrl, key, heavy, channel, 50);
   const lighter = await slowSubscriber(platform.graphqlUrl, key, light, channel, 5);

@@ -1,6 +1,4 @@
-import { Writable } from 'node:stream';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InferenceConfig } from '../../../../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../../../../subgraphs/inference/config/load-inference-config.js';
@@ -11,6 +9,7 @@ import { PROVIDER_STATUS_TOPIC } from '../../../../subgraphs/inference/provider/
 import { migrate, openOrm } from '../../../../core/orm.js';
 import { createPlatformPubSub, type PlatformPubSub } from '../../../../subgraphs/shared/pubsub.js';
 import { createTestDatabase } from '../../../support/database.js';
+import { capturedLogger } from '../../../support/captured-logger.js';
 
 // Two ORMs on one database stand for two instances of the subgraph starting together.
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -49,17 +48,6 @@ function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []):
 
 const stored = () => sql('select "id", "name", "status", "capabilities", "interfaces" from "inference"."provider" order by "id"');
 
-/** A pino logger whose lines the test reads. */
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
 
 function report(id: string, status: ProviderReport['status'] = 'operational'): ProviderReport {
   return { id, name: id, status, inFlight: 0, maxConcurrency: null, models: 2, coolingDownUntil: null, engines: [] };

@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createInferenceSubgraph } from '../../../../subgraphs/inference/index.js';
 import type { UsageEntry } from '../../../../subgraphs/inference/usage/usage-entry.js';
@@ -7,6 +5,7 @@ import { UsageRecorder } from '../../../../subgraphs/inference/usage/usage-recor
 import type { Subgraph } from '../../../../subgraphs/shared/subgraph.js';
 import { createTestDatabase } from '../../../support/database.js';
 import { TEST_SECRET } from '../../../support/subgraph-harness.js';
+import { capturedLogger } from '../../../support/captured-logger.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let subgraph: Subgraph;
@@ -34,17 +33,6 @@ function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []):
 
 const stored = async () => Number((await sql<{ n: number }>('select count(*)::int as n from "inference"."usage_record"'))[0].n);
 
-/** A pino logger whose lines the test reads. */
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
 
 let serial = 0;
 function entry(overrides: Partial<UsageEntry> = {}): UsageEntry {

@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InferenceConfigError } from '../../../../subgraphs/inference/config/inference-config-error.js';
 import { inferenceConfigFrom } from '../../../../subgraphs/inference/config/load-inference-config.js';
@@ -10,6 +8,7 @@ import { UsageRetention } from '../../../../subgraphs/inference/usage/usage-rete
 import type { Subgraph } from '../../../../subgraphs/shared/subgraph.js';
 import { createTestDatabase } from '../../../support/database.js';
 import { TEST_SECRET } from '../../../support/subgraph-harness.js';
+import { capturedLogger } from '../../../support/captured-logger.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let subgraph: Subgraph;
@@ -27,16 +26,6 @@ function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []):
   return subgraph.orm.em.getConnection().execute<T[]>(text, params, 'all');
 }
 
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
 
 const NOW = new Date();
 /** The first instant of the month `back` months before the current one (UTC). */
