@@ -3,7 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { faultPoint } from '../core/fault-points.js';
+import { IDEMPOTENCY_RETENTION_MS, IDEMPOTENT_REPLAYED_HEADER, type IdempotentRun } from '../core/idempotency.js';
 import { IdempotencyRecord } from '../identity/idempotency-record.entity.js';
+import { idempotencyOwnerFor, type IdempotencyOwner } from './idempotency-owner.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ErrorFormat } from '../rest-bridge/errors.js';
 
 /*
@@ -17,14 +20,18 @@ import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ErrorFor
  *   hours. A retry with the same method, path (with its query string) and body bytes gets that
  *   response again, with `Idempotent-Replayed: true`, and nothing runs a second time.
  * - The same key with another method, path or body: 400 idempotency_key_reused.
- * - A retry while the first request still runs waits for it (polling) for up to 10 seconds and
- *   then replays its response; after that it gets 409 idempotency_key_in_use and may retry.
- * - Responses with status 5xx, 408 or 429 are not kept: the key is released so a retry runs
- *   again. Other 4xx are kept and replayed, as Stripe does: the request reached the handler and
- *   was answered, and the same request would be answered alike. On /graphql, where errors come
- *   with status 200, the status judged is the one the REST bridge would give the same errors.
- * - A claim whose request never finished (the process died) is taken over by the next request
- *   with the key after 5 minutes.
+ * - A retry while the first request still runs in a live edge process waits for it (polling) for
+ *   up to 10 seconds and then replays its response; after that it gets 409
+ *   idempotency_key_in_use and may retry. A claim whose edge process died (its owner lock is
+ *   released: idempotency-owner.ts) is taken over at once.
+ * - Whether a write committed is decided where it happened, not here: the key travels with every
+ *   subgraph fetch, and a subgraph keeps a keyed mutation's answer in the transaction of its
+ *   writes (subgraphs/shared/idempotent-mutations.plugin.ts). A request taken over, or retried
+ *   after a 5xx, runs again here, and the subgraph replays what committed instead of writing twice.
+ * - Responses with status 5xx, 408 or 429 are not kept here: the key is released so a retry runs
+ *   again (and reaches the subgraph's record). Other 4xx are kept and replayed, as Stripe does.
+ *   On /graphql, where errors come with status 200, the status judged is the one the REST bridge
+ *   would give the same errors.
  * - Records older than 24 hours are ignored; each new key removes up to 100 of them.
  */
 
@@ -58,8 +65,8 @@ export interface IdempotencyOptions {
   /** How long a retry waits for the first request with its key before 409. */
   waitMs?: number;
   pollMs?: number;
-  /** After this long an unfinished claim is deemed abandoned and the next request runs. */
-  abandonAfterMs?: number;
+  /** Whose claims are alive; one per process (shared per key store) unless given. */
+  owner?: IdempotencyOwner;
   /** Largest request body read (the downstream parsers' limit). */
   bodyLimit?: number;
   /** Largest response kept; a larger one is sent but not kept, and the key is released. */
@@ -69,10 +76,9 @@ export interface IdempotencyOptions {
 }
 
 const DEFAULTS = {
-  retentionMs: 24 * 60 * 60 * 1000,
+  retentionMs: IDEMPOTENCY_RETENTION_MS,
   waitMs: 10_000,
   pollMs: 50,
-  abandonAfterMs: 5 * 60 * 1000,
   bodyLimit: 1024 * 1024,
   responseLimit: 1024 * 1024,
   sweepBatch: 100,
@@ -164,7 +170,7 @@ interface CapturedResponse {
  * and really ended only once `keep` has settled: a client holding the response can count on a
  * retry being replayed, and a crash can no longer fall between sending and keeping.
  */
-function captureResponse(res: Response, limit: number, keep: (captured: CapturedResponse) => Promise<void>): void {
+function captureResponse(res: Response, limit: number, run: IdempotentRun, keep: (captured: CapturedResponse) => Promise<void>): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let overflow = false;
@@ -192,6 +198,8 @@ function captureResponse(res: Response, limit: number, keep: (captured: Captured
   res.end = function (this: Response, ...args: unknown[]) {
     if (!kept) {
       tee(args[0], args[1]);
+      // A subgraph answered from what an earlier run committed: this is a replay too.
+      if (run.replayed && !res.headersSent) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
       const contentType = res.getHeader('content-type');
       kept = keep({
         status: res.statusCode,
@@ -208,7 +216,7 @@ function captureResponse(res: Response, limit: number, keep: (captured: Captured
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Claim =
-  | { kind: 'owner'; id: string }
+  | { kind: 'owner'; id: string; takenOver: boolean }
   | { kind: 'replay'; record: IdempotencyRecord }
   | { kind: 'reused' }
   | { kind: 'in_use' }
@@ -221,6 +229,7 @@ type Claim =
 export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions = {}) {
   const settings = { ...DEFAULTS, ...options };
   const respond = options.respond ?? respondWith(membershipErrorFormat);
+  const owner = options.owner ?? idempotencyOwnerFor(identityOrm);
 
   /** Expired records, oldest first, a bounded batch at a time: no timer keeps the process alive. */
   async function sweep(): Promise<void> {
@@ -243,16 +252,17 @@ export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions =
     clientGone: () => boolean,
   ): Promise<Claim> {
     const deadline = Date.now() + settings.waitMs;
+    const ownerLock = await owner.token();
     for (;;) {
       const em = identityOrm.em.fork();
       const id = randomUUID();
       const inserted = await em
         .createQueryBuilder(IdempotencyRecord)
-        .insert({ id, account: scope.accountId, mode: scope.mode, key: scope.key, fingerprint, state: 'in_progress', createdAt: new Date() })
+        .insert({ id, account: scope.accountId, mode: scope.mode, key: scope.key, fingerprint, state: 'in_progress', ownerLock, createdAt: new Date() })
         .onConflict(['account', 'mode', 'key'])
         .ignore()
         .execute('run');
-      if (inserted.affectedRows === 1) return { kind: 'owner', id };
+      if (inserted.affectedRows === 1) return { kind: 'owner', id, takenOver: false };
 
       const record = await em.findOne(IdempotencyRecord, { account: scope.accountId, mode: scope.mode, key: scope.key });
       if (!record) continue; // released or swept between the two statements: claim again
@@ -263,9 +273,11 @@ export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions =
       }
       if (record.fingerprint !== fingerprint) return { kind: 'reused' };
       if (record.state === 'completed') return { kind: 'replay', record };
-      if (age >= settings.abandonAfterMs) {
-        // Only that claim, and only if it is still unfinished: a late completion wins.
-        await em.nativeDelete(IdempotencyRecord, { id: record.id, state: 'in_progress' });
+      if (!(await owner.isAlive(record.ownerLock))) {
+        // Its process died: nobody runs it. Only that claim, and only if still unfinished and
+        // still that owner's: a late completion or another taker wins.
+        const taken = await em.nativeUpdate(IdempotencyRecord, { id: record.id, state: 'in_progress', ownerLock: record.ownerLock ?? null }, { ownerLock });
+        if (taken === 1) return { kind: 'owner', id: record.id, takenOver: true };
         continue;
       }
       if (clientGone()) return { kind: 'gone' };
@@ -324,7 +336,11 @@ export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions =
     const log = (req as { log?: Logger }).log;
     switch (outcome.kind) {
       case 'owner': {
-        captureResponse(res, settings.responseLimit, async (captured) => {
+        const run: IdempotentRun = { key, replayed: false };
+        req.idempotency = run;
+        if (outcome.takenOver) log?.info({ idempotencyRecord: outcome.id }, 'Idempotency-Key claim of a process that died taken over; its subgraph writes, if any committed, are replayed');
+        captureResponse(res, settings.responseLimit, run, async (captured) => {
+          faultPoint('edge.idempotency.answered');
           try {
             await settle(outcome.id, captured, log);
           } catch (error) {
@@ -334,6 +350,7 @@ export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions =
           }
           sweep().catch((error: unknown) => log?.warn({ err: error }, 'could not sweep expired Idempotency-Key records'));
         });
+        faultPoint('edge.idempotency.claimed');
         next();
         return;
       }
@@ -378,6 +395,15 @@ export function idempotency(identityOrm: MikroORM, options: IdempotencyOptions =
     if (key === undefined) return next();
     handle(req, res, next, key).catch(next);
   };
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Set for a POST that runs under an Idempotency-Key: its subgraph fetches carry the key. */
+      idempotency?: IdempotentRun;
+    }
+  }
 }
 
 /** The body nobody will read is dropped, so the connection can serve its next request. */

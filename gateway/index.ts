@@ -31,6 +31,7 @@ import { clientExtensions, errorMasking } from '../subgraphs/shared/error-maskin
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from '../core/edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
+import { IdempotencyOwner } from './idempotency-owner.js';
 import { operationResolutionPlugin } from './operation-resolution.plugin.js';
 import { edgeGuard } from './edge-guard.js';
 import {
@@ -177,6 +178,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     }),
   );
   const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
+  // Marks this process's Idempotency-Key claims as alive while it runs.
+  const idempotencyOwner = new IdempotencyOwner(options.identityOrm, options.logger.child({ part: 'idempotency' }));
   const limiter = new RateLimiter(redis);
   // One cache per edge process, told of every key change by the key store's notices (key-cache.ts).
   const keyCache = new KeyCache({ ttlMs: (options.keyCacheSeconds ?? 30) * 1000, logger: options.logger.child({ part: 'key-cache' }) });
@@ -212,10 +215,10 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   app.use(
     '/graphql',
     guard(graphqlInterface(rateLimits), [], sessions),
-    idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf }),
+    idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf, owner: idempotencyOwner }),
     express.json({ limit: '1mb' }),
     apolloMiddleware(apollo, {
-      context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id) }),
+      context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id), idempotency: req.idempotency }),
     }),
   );
 
@@ -251,7 +254,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       internalSecret: options.internalSecret,
       maxUploadBytes: options.documents?.maxUploadBytes ?? DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes,
     }),
-    idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat) }),
+    idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat), owner: idempotencyOwner }),
     // GET /finance/reports?format=csv: the same report as CSV; sofa answers JSON only.
     financeReportCsv({ basePath: bases.membership, apollo }),
     createRestBridge({
@@ -355,6 +358,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await usage.close();
       await keyCache.close();
       await keyUse.flush();
+      await idempotencyOwner.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Fetcher, FetcherResponse as UtilsFetcherResponse } from '@apollo/u
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Agent, request as undiciRequest } from 'undici';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../core/idempotency.js';
 import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../core/principal.js';
 import type { EdgeContext } from '../core/edge-context.js';
 import { ResponseHeaders, type RawHeaders } from './response-headers.js';
@@ -204,10 +205,13 @@ export class SigningDataSource extends RemoteGraphQLDataSource<EdgeContext> {
     if ('principal' in context && context.principal) {
       headers[PRINCIPAL_HEADER] = this.signer.sign(context.principal);
       headers['x-request-id'] = context.requestId;
+      // The subgraph keeps a keyed mutation's answer with its writes and replays it to a retry.
+      if (context.idempotency) headers[IDEMPOTENCY_KEY_HEADER] = context.idempotency.key;
     }
     const { http: _http, query, ...rest } = request;
     const response = await this.fetcher(this.url, { method: 'POST', headers, body: JSON.stringify({ query, ...rest }) });
     if (!response.ok) throw await this.errorFromResponse(response as unknown as FetcherResponse);
+    if ('idempotency' in context && context.idempotency && response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true') context.idempotency.replayed = true;
     const body = await this.parseBody(response as unknown as FetcherResponse);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error(`Expected JSON response body, but received: ${String(body)}`);
     return { ...(body as object), http: response } as GatewayGraphQLResponse;

@@ -34,6 +34,10 @@ export class IdempotencyRecord {
   @Property({ type: 'string', length: 16 })
   state!: IdempotencyState;
 
+  /** The advisory lock (idempotency-owner.ts) of the edge process running an `in_progress` claim. */
+  @Property({ type: 'integer', nullable: true })
+  ownerLock?: number | null;
+
   @Property({ type: 'integer', nullable: true })
   responseStatus?: number | null;
 

@@ -17,6 +17,7 @@ import { Migration20261123005000KeyChanges } from './migrations/Migration2026112
 import { Migration20261123100000Dashboard } from './migrations/Migration20261123100000Dashboard.js';
 import { Migration20261123110000KeyLastUsed } from './migrations/Migration20261123110000KeyLastUsed.js';
 import { Migration20261124000000InternalNonces } from './migrations/Migration20261124000000InternalNonces.js';
+import { Migration20261128160000IdempotencyOwners } from './migrations/Migration20261128160000IdempotencyOwners.js';
 
 export const IDENTITY_SCHEMA = 'identity';
 
@@ -32,6 +33,7 @@ export const identityOrmOptions = {
     { name: 'Migration20261123100000Dashboard', class: Migration20261123100000Dashboard },
     { name: 'Migration20261123110000KeyLastUsed', class: Migration20261123110000KeyLastUsed },
     { name: 'Migration20261124000000InternalNonces', class: Migration20261124000000InternalNonces },
+    { name: 'Migration20261128160000IdempotencyOwners', class: Migration20261128160000IdempotencyOwners },
   ],
 };
 

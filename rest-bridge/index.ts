@@ -182,6 +182,7 @@ export function createRestBridge(options: RestBridgeOptions) {
     context: ({ req, explicitNulls }: { req: Request; explicitNulls: Set<string> }): BridgeContext => ({
       principal: req.principal!,
       requestId: String(req.id),
+      idempotency: req.idempotency,
       explicitNulls,
     }),
     errorHandler: (errors) => {

@@ -1,3 +1,5 @@
+import { IdempotentOutcome } from '../shared/idempotent-outcome.entity.js';
+import { idempotentOutcomesMigration } from '../shared/idempotent-outcomes.migration.js';
 import { Provider } from './provider/provider.entity.js';
 import { UsageRecord } from './usage/usage-record.entity.js';
 import { Migration20261122000300Providers } from './migrations/Migration20261122000300Providers.js';
@@ -13,7 +15,7 @@ import { Migration20261123001100UsageLatencyHistograms } from './migrations/Migr
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
   schema: 'inference',
-  entities: [Provider, UsageRecord, UsageHour, UsageLatencyHour, UsageLatencyDay],
+  entities: [IdempotentOutcome, Provider, UsageRecord, UsageHour, UsageLatencyHour, UsageLatencyDay],
   migrations: [
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
@@ -21,5 +23,6 @@ export const inferenceOrmOptions = {
     { name: 'Migration20261123000900UsageAnalytics', class: Migration20261123000900UsageAnalytics },
     { name: 'Migration20261123001000UsageHours', class: Migration20261123001000UsageHours },
     { name: 'Migration20261123001100UsageLatencyHistograms', class: Migration20261123001100UsageLatencyHistograms },
+    idempotentOutcomesMigration('inference'),
   ],
 };

@@ -1,3 +1,5 @@
+import { IdempotentOutcome } from '../shared/idempotent-outcome.entity.js';
+import { idempotentOutcomesMigration } from '../shared/idempotent-outcomes.migration.js';
 import { MarketplaceAudit } from './audit/marketplace-audit.entity.js';
 import { Award } from './award/award.entity.js';
 import { BidReceipt } from './bid/bid-receipt.entity.js';
@@ -15,12 +17,13 @@ import { Migration20261123001000MarketplaceAudit } from './migrations/Migration2
 /** The marketplace subgraph's ORM: its entities and migrations, in the `marketplace` schema. */
 export const marketplaceOrmOptions = {
   schema: 'marketplace',
-  entities: [JobPosting, MarketplaceAudit, JobApplication, Tender, Vendor, Bid, BidReceipt, Award],
+  entities: [IdempotentOutcome, JobPosting, MarketplaceAudit, JobApplication, Tender, Vendor, Bid, BidReceipt, Award],
   migrations: [
     { name: 'Migration20261122000200JobPostings', class: Migration20261122000200JobPostings },
     { name: 'Migration20261123001000MarketplaceAudit', class: Migration20261123001000MarketplaceAudit },
     { name: 'Migration20261123001200JobPostingLifecycle', class: Migration20261123001200JobPostingLifecycle },
     { name: 'Migration20261123001300JobApplications', class: Migration20261123001300JobApplications },
     { name: 'Migration20261123002000Tenders', class: Migration20261123002000Tenders },
+    idempotentOutcomesMigration('marketplace'),
   ],
 };

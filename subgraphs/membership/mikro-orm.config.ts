@@ -1,3 +1,5 @@
+import { IdempotentOutcome } from '../shared/idempotent-outcome.entity.js';
+import { idempotentOutcomesMigration } from '../shared/idempotent-outcomes.migration.js';
 import { Member } from './member/member.entity.js';
 import { MemberCategory } from './category/member-category.entity.js';
 import { Invoice } from './finance/invoice/invoice.entity.js';
@@ -41,7 +43,7 @@ import { DocumentUpload } from './document/document-upload.entity.js';
 /** The membership subgraph's ORM: its entities and migrations, in the `membership` schema. */
 export const membershipOrmOptions = {
   schema: 'membership',
-  entities: [Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatAccessVersion, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel, DocumentBlob, DocumentBlobChunk, DocumentUpload, DocumentContent, DocumentTrainingRequest],
+  entities: [IdempotentOutcome, Member, Event, Attendee, ChatChannel, ChatChannelMember, ChatAccessVersion, ChatMessage, ChatMessageRevision, ChatWebhook, ChatWebhookDelivery, ChatWebhookAttempt, MemberCategory, Invoice, InvoiceSequence, Payment, Refund, AuditEvent, Document, DocumentCategory, DocumentCategoryRule, DocumentCategoryState, DocumentClassifierModel, DocumentBlob, DocumentBlobChunk, DocumentUpload, DocumentContent, DocumentTrainingRequest],
   migrations: [
     { name: 'Migration20261122000100Members', class: Migration20261122000100Members },
     { name: 'Migration20261122033000Events', class: Migration20261122033000Events },
@@ -54,5 +56,6 @@ export const membershipOrmOptions = {
     { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
     { name: 'Migration20261123004000DocumentClassification', class: Migration20261123004000DocumentClassification },
     { name: 'Migration20261124210000ChatAccessVersion', class: Migration20261124210000ChatAccessVersion },
+    idempotentOutcomesMigration('membership'),
   ],
 };

@@ -20,6 +20,7 @@ import { batchWrites, deliverGrouped } from './grouped-delivery.js';
 import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
 import { requestLogging } from '../../core/request-log.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
+import { idempotentMutations } from './idempotent-mutations.plugin.js';
 
 export interface RunningService {
   name: string;
@@ -87,7 +88,14 @@ export async function serveSubgraph(
     includeStacktraceInErrorResponses: false,
     // No Apollo Studio here: inline traces would only add bytes to every response. No field sets
     // a cache hint and nothing reads one, so cache control, which hooks every field, is off too.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), masking.plugin],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      masking.plugin,
+      // A mutation with the edge's Idempotency-Key commits with the record of its answer.
+      idempotentMutations({ schema: String(subgraph.orm.config.get('schema')), logger: options.logger }),
+    ],
     formatError: masking.formatError,
     logger: options.logger,
     // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM

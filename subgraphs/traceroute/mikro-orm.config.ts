@@ -1,3 +1,5 @@
+import { IdempotentOutcome } from '../shared/idempotent-outcome.entity.js';
+import { idempotentOutcomesMigration } from '../shared/idempotent-outcomes.migration.js';
 import { PathBaseline } from './baseline/path-baseline.entity.js';
 import { Migration20261122000400Traces } from './migrations/Migration20261122000400Traces.js';
 import { Migration20261122000600TraceStore } from './migrations/Migration20261122000600TraceStore.js';
@@ -7,10 +9,11 @@ import { Trace } from './trace/trace.entity.js';
 /** The traceroute subgraph's ORM: its entities and migrations, in the `traceroute` schema. */
 export const tracerouteOrmOptions = {
   schema: 'traceroute',
-  entities: [Trace, PathBaseline],
+  entities: [IdempotentOutcome, Trace, PathBaseline],
   migrations: [
     { name: 'Migration20261122000400Traces', class: Migration20261122000400Traces },
     { name: 'Migration20261122000600TraceStore', class: Migration20261122000600TraceStore },
     { name: 'Migration20261123000100FailedBeforeAnyHop', class: Migration20261123000100FailedBeforeAnyHop },
+    idempotentOutcomesMigration('traceroute'),
   ],
 };

@@ -371,13 +371,14 @@ describe('a POST with an Idempotency-Key', () => {
     expect(await stale()).toEqual([]);
   });
 
-  it('whose first request never finished is taken over after the abandonment delay', async () => {
+  it("whose first request's process died (its owner lock is free) is taken over at once, however recent", async () => {
     const key = freshKey();
     const payload = '{"abandoned":true}';
     const fingerprint = createHash('sha256').update(`POST /json\n${payload}`).digest('hex');
+    // A claim just made by a process whose lock nobody holds any more.
     await orm.em.getConnection().execute(
-      `insert into identity.idempotency_record (id, account_id, mode, key, fingerprint, state, created_at)
-       values (gen_random_uuid(), ?, 'live', ?, ?, 'in_progress', now() - interval '6 minutes')`,
+      `insert into identity.idempotency_record (id, account_id, mode, key, fingerprint, state, owner_lock, created_at)
+       values (gen_random_uuid(), ?, 'live', ?, ?, 'in_progress', 12345, now())`,
       [accounts.acme, key, fingerprint],
     );
     const before = ran('json');

@@ -268,7 +268,8 @@ export class BidService {
   /** After the commit: the tender's count, to the buyer's subscriptions. */
   private async publishCount(tenderId: string): Promise<void> {
     if (!this.pubsub) return;
-    const [count] = await bidCounts(this.em.fork(), [tenderId]);
+    // In the request's transaction when there is one (a keyed mutation commits after this), so the new bid counts.
+    const [count] = await bidCounts(this.em.fork({ keepTransactionContext: true }), [tenderId]);
     this.pubsub.publish(bidCountTopic(this.principal.mode, tenderId), { tenderId, count });
   }
 }
