@@ -289,6 +289,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       routes: tracerouteRoutes,
       expanded: tracerouteExpanded,
       restName: tracerouteRestName,
+      // The key may come as a query parameter (X-API-Key's alternative in the spec).
+      interfaceQuery: ['api_key'],
       title: 'Traceroute Public API',
       description: 'Traceroute measurements of the national internet observatory.',
       errorFormat: tracerouteErrorFormat,

@@ -4,6 +4,8 @@ export interface BridgeRoute {
   path: string;
   responseStatus?: 200 | 201;
   resource?: string;
+  /** Query parameters read before the bridge, beside the field's arguments (finance reports' `format`). */
+  query?: readonly string[];
 }
 
 export type BridgeRoutes = Record<string, BridgeRoute>;

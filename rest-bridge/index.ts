@@ -9,6 +9,7 @@ import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } fr
 import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './openapi.js';
 import { RouteTable } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
+import { checkParameters } from './strict-parameters.js';
 
 type SofaConfig = Parameters<typeof createSofa>[0];
 /** What fets's Swagger UI takes as its document: its parameter types are narrower than OpenAPI's own. */
@@ -44,6 +45,8 @@ export interface RestBridgeOptions {
    * `expanded` then names fields by their REST names.
    */
   restName?: RestNamer;
+  /** Query parameters the interface reads itself on every route (the traceroute key's `api_key`). */
+  interfaceQuery?: readonly string[];
 }
 
 /** Where a bridge mounted at `basePath` serves its OpenAPI document (no key needed). */
@@ -244,12 +247,13 @@ export function createRestBridge(options: RestBridgeOptions) {
         fail(req, res, { status: 405, code: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}; use ${match.allowed.join(' or ')}` });
         return;
       }
-      const problem = table.checkQuery(match.route, url.searchParams);
-      if (problem) {
-        fail(req, res, { status: 400, code: 'invalid_parameter', ...problem });
-        return;
-      }
+      let body: Record<string, unknown> | undefined;
       if (raw.length) {
+        // A body is JSON, said so: a form or text body is not read as something else.
+        if (!req.is('application/json') && !req.is('application/*+json')) {
+          fail(req, res, { status: 415, code: 'unsupported_media_type', message: `The request body must be JSON, sent with Content-Type: application/json (got ${req.headers['content-type'] ?? 'none'})` });
+          return;
+        }
         let parsed: unknown;
         try {
           parsed = JSON.parse(raw.toString('utf8'));
@@ -261,9 +265,12 @@ export function createRestBridge(options: RestBridgeOptions) {
           fail(req, res, { status: 400, code: 'invalid_body', message: 'The request body must be a JSON object' });
           return;
         }
+        body = parsed as Record<string, unknown>;
         const nullable = table.nullableArgs(match.route);
         explicitNulls = new Set(Object.entries(parsed).filter(([k, v]) => v === null && nullable.has(k)).map(([k]) => k));
       }
+      const problem = checkParameters(match.route, url.searchParams, body, { extraQuery: new Set([...(options.interfaceQuery ?? []), ...(match.route.query ?? [])]) });
+      if (problem) return void fail(req, res, problem);
       // Every route has a handler: checked when the bridge is built.
       route = { handler: handlers.get(`${match.route.method} ${match.route.path}`)!, params: table.params(match.route, url.pathname) };
     }

@@ -15,7 +15,8 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.createInvoice': { method: 'POST', path: '/invoices', responseStatus: 201 },
   'Mutation.createPayment': { method: 'POST', path: '/payments', responseStatus: 201 },
   'Mutation.createRefund': { method: 'POST', path: '/refunds', responseStatus: 201 },
-  'Query.financeReport': { method: 'GET', path: '/finance/reports' },
+  // `format=csv` is finance-report-csv.ts's; `format=json` is this route's default.
+  'Query.financeReport': { method: 'GET', path: '/finance/reports', query: ['format'] },
   'Query.events': { method: 'GET', path: '/events' },
   'Query.event': { method: 'GET', path: '/events/:id', resource: 'event' },
   'Mutation.createEvent': { method: 'POST', path: '/events', responseStatus: 201 },

@@ -341,7 +341,7 @@ describe('errors', () => {
     await expectError(
       await platform.request('/api/v1/members', { method: 'POST', key, json: { email: 'x@example.org' } }),
       400,
-      'invalid_parameter',
+      'missing_parameter',
       'name',
     );
   });
