@@ -92,6 +92,17 @@ export function sendApiError(res: Response, format: ErrorFormat, error: ApiError
 }
 
 /**
+ * A GraphQL variable error in a REST client's words: REST has parameters, not variables, types
+ * or GraphQL's phrasing (the strict parameter check catches most before GraphQL; this is the rest).
+ */
+function restWording(message: string, param: string): { code: string; message: string } {
+  if (/ of required type .* was not provided\.?$/.test(message)) return { code: 'missing_parameter', message: `Missing required parameter: ${param}` };
+  if (/ of non-null type .* must not be null\.?$/.test(message)) return { code: 'invalid_parameter', message: `${param} cannot be null` };
+  const value = /got invalid value (.*?)(?: at "[^"]*")?;/.exec(message)?.[1];
+  return { code: 'invalid_parameter', message: value ? `${param} has an invalid value: ${value}` : `${param} has an invalid value` };
+}
+
+/**
  * Turns GraphQL errors into one API error. The most severe error wins; a specific `reason` (e.g.
  * member_email_taken) is preferred to the generic code as the REST code.
  */
@@ -111,12 +122,13 @@ export function apiErrorFromGraphQL(errors: readonly GraphQLFormattedError[]): A
   const code = String(extensions.code ?? '');
   // GraphQL's own input errors name the variable only in the message ("Variable "$name" ...").
   const variable = chosen?.message.match(/^Variable "\$(\w+)"/)?.[1];
+  const reworded = variable && chosen ? restWording(chosen.message, variable) : undefined;
   const fallback = status === 500 ? 'internal_error' : status === 400 ? 'invalid_parameter' : code.toLowerCase();
   return {
     status,
-    code: typeof extensions.reason === 'string' ? extensions.reason : fallback,
+    code: typeof extensions.reason === 'string' ? extensions.reason : (reworded?.code ?? fallback),
     // Internal failures are not described to the client; the request id finds them in the log.
-    message: status === 500 ? 'An internal error occurred' : (chosen?.message ?? 'Request failed'),
+    message: status === 500 ? 'An internal error occurred' : (reworded?.message ?? chosen?.message ?? 'Request failed'),
     param: typeof extensions.param === 'string' ? extensions.param : (variable ?? null),
     ...(typeof extensions.existingId === 'string' && status !== 500 ? { existingId: extensions.existingId } : {}),
   };

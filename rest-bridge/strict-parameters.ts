@@ -6,6 +6,7 @@ import {
   isNonNullType,
   isScalarType,
   type GraphQLInputType,
+  type GraphQLScalarType,
 } from 'graphql';
 import type { ApiError } from './errors.js';
 import type { CompiledRoute } from './route-table.js';
@@ -76,8 +77,18 @@ function checkValue(value: unknown, type: GraphQLInputType, param: string): ApiE
   if (isScalarType(inner)) {
     const check = JSON_SCALARS[inner.name];
     if (check && !check.test(value)) return invalid(param, `${param} must be ${check.expected}, got ${describe(value)}`);
+    // The scalar's own rule (a real calendar date, a safe integer), in our words rather than its.
+    if (!parses(inner, value)) return invalid(param, `${param} must be ${check?.expected ?? 'a valid value'}, got ${describe(value)}`);
   }
   return undefined;
+}
+
+function parses(scalar: GraphQLScalarType, value: unknown): boolean {
+  try {
+    return scalar.parseValue(value) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** What a query-string value must look like for each scalar (query values are text). */
@@ -123,6 +134,10 @@ export function checkParameters(
       const check = QUERY_SCALARS[named.name];
       if (check && !check.test(value)) return invalid(name, `${name} must be ${check.expected}, got "${value}"`);
       if (isEnumType(named) && !named.getValue(value)) return invalid(name, `${name} must be one of ${named.getValues().map((v) => v.name).join(', ')}, got "${value}"`);
+      // Text scalars (dates, ids) by their own rule; numbers and booleans were read above.
+      if (isScalarType(named) && !check && named.name !== 'String' && named.name !== 'ID' && !parses(named, value)) {
+        return invalid(name, `${name} must be ${JSON_SCALARS[named.name]?.expected ?? 'a valid value'}, got "${value}"`);
+      }
     }
   }
 
