@@ -81,10 +81,17 @@ function windowsOf(
   }
 }
 
+/** Whose count a window is, in the words of the 429 it gives. */
+function countedFor(window: LimitWindow): string {
+  if (window.name === 'anonymous') return 'client without a valid key';
+  if (window.subject.startsWith('account:')) return `account (${window.subject.endsWith(':test') ? 'test' : 'live'} mode, all its keys together)`;
+  return 'key';
+}
+
 const perMinuteBreach = (window: LimitWindow): ApiError => ({
   status: 429,
   code: 'rate_limit_exceeded',
-  message: `Rate limit exceeded: ${window.limit} requests per minute for this ${window.name === 'anonymous' ? 'client without a valid key' : 'key'}`,
+  message: `Rate limit exceeded: ${window.limit} requests per minute for this ${countedFor(window)}`,
 });
 
 const MEMBERSHIP_REFUSALS: Record<KeyRefusal, ApiError> = {

@@ -15,8 +15,8 @@ import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-int
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
 import { documentRest } from '../rest-bridge/document-upload.js';
 import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/document-settings.js';
-import { membershipExpanded, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
-import { tracerouteExpanded, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
+import { membershipExpanded, membershipHandwrittenRoutes, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
+import { tracerouteExpanded, tracerouteHandwrittenRoutes, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
 import { requestLogging } from '../core/request-log.js';
 import { apolloMiddleware } from '../core/apollo-http.js';
 import {
@@ -262,6 +262,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       schema: apiSchema,
       apollo,
       routes: membershipRoutes,
+      handwritten: membershipHandwrittenRoutes,
       expanded: membershipExpanded,
       hidden: membershipHidden,
       title: 'Membership Management Platform API',
@@ -289,6 +290,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       routes: tracerouteRoutes,
       expanded: tracerouteExpanded,
       restName: tracerouteRestName,
+      handwritten: tracerouteHandwrittenRoutes,
       // The key may come as a query parameter (X-API-Key's alternative in the spec).
       interfaceQuery: ['api_key'],
       title: 'Traceroute Public API',

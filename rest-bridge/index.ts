@@ -7,7 +7,7 @@ import type { EdgeContext } from '../core/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
 import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './openapi.js';
-import { RouteTable } from './route-table.js';
+import { RouteTable, type HandwrittenRoute } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
 import { checkParameters } from './strict-parameters.js';
 
@@ -45,6 +45,8 @@ export interface RestBridgeOptions {
    * `expanded` then names fields by their REST names.
    */
   restName?: RestNamer;
+  /** Paths the interface serves before the bridge, by hand-written handlers: for 404 and 405 here. */
+  handwritten?: readonly HandwrittenRoute[];
   /** Query parameters the interface reads itself on every route (the traceroute key's `api_key`). */
   interfaceQuery?: readonly string[];
 }
@@ -120,7 +122,7 @@ export function createRestBridge(options: RestBridgeOptions) {
   );
   const view = options.restName ? renameForRest(filtered, options.restName) : undefined;
   const schema = view?.schema ?? filtered;
-  const table = new RouteTable(options.basePath, options.routes, schema);
+  const table = new RouteTable(options.basePath, options.routes, schema, options.handwritten);
   const fail = (req: Request, res: ExpressResponse, error: ApiError) =>
     sendApiError(res, options.errorFormat, error, String(req.id));
   const unknownEndpoint = (req: Request, res: ExpressResponse) =>

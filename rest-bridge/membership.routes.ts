@@ -1,4 +1,12 @@
 import type { BridgeRoutes } from './bridge-routes.js';
+import type { HandwrittenRoute } from './route-table.js';
+
+/** The document paths served by rest-bridge/document-upload.ts before the bridge (bytes, streamed). */
+export const membershipHandwrittenRoutes: readonly HandwrittenRoute[] = [
+  { method: 'POST', path: '/documents/upload' },
+  { method: 'PUT', path: '/documents/uploads/:id' },
+  { method: 'GET', path: '/documents/:id/download' },
+];
 
 /**
  * The membership platform's REST paths (docs/specs/membership-platform-api.md), each bound

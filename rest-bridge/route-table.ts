@@ -9,6 +9,14 @@ export interface CompiledRoute extends BridgeRoute {
   pattern: RegExp;
   /** The names of the path's `:params`, in the order `pattern` captures them. */
   paramNames: string[];
+  /** A path the interface serves by a hand-written handler before the bridge: known here for 404 and 405 only. */
+  handwritten?: boolean;
+}
+
+/** A path an interface serves by its own handler, not through a GraphQL field. */
+export interface HandwrittenRoute {
+  method: BridgeRoute['method'];
+  path: string;
 }
 
 export type RouteMatch =
@@ -20,6 +28,9 @@ export interface ParameterProblem {
   param: string;
   message: string;
 }
+
+/** The order `Allow` lists methods in; HEAD wherever GET is. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 const SCALAR_CHECKS: Record<string, { test: (value: string) => boolean; expected: string }> = {
   Int: { test: (v) => /^-?\d{1,10}$/.test(v) && Math.abs(Number(v)) <= 2 ** 31 - 1, expected: 'an integer' },
@@ -47,16 +58,21 @@ export class RouteTable {
     private readonly basePath: string,
     routes: BridgeRoutes,
     schema: GraphQLSchema,
+    handwritten: readonly HandwrittenRoute[] = [],
   ) {
+    const compile = (route: BridgeRoute) => {
+      const source = (basePath + route.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:(\w+)/g, '([^/]+)');
+      const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((found) => found[1]);
+      return { pattern: new RegExp(`^${source}/?$`), paramNames };
+    };
     this.routes = Object.entries(routes).map(([graphqlPath, route]) => {
       const [typeName, field] = graphqlPath.split('.');
       const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
       const definition = type?.getFields()[field];
       if (!definition) throw new Error(`The REST route ${route.method} ${route.path} names ${graphqlPath}, which the graph lacks`);
-      const source = (basePath + route.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:(\w+)/g, '([^/]+)');
-      const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((found) => found[1]);
-      return { ...route, graphqlPath, field, args: definition.args, pattern: new RegExp(`^${source}/?$`), paramNames };
+      return { ...route, graphqlPath, field, args: definition.args, ...compile(route) };
     });
+    for (const route of handwritten) this.routes.push({ ...route, graphqlPath: '', field: '', args: [], handwritten: true, ...compile(route) });
     const firstOf = (route: CompiledRoute) => route.path.split('/')[1] ?? '';
     this.anySegment = this.routes.filter((route) => firstOf(route).startsWith(':'));
     for (const first of new Set(this.routes.map(firstOf).filter((first) => !first.startsWith(':')))) {
@@ -72,15 +88,18 @@ export class RouteTable {
   }
 
   match(method: string, path: string): RouteMatch {
-    // A literal segment wins over a parameter, as in feTS: `/jobs/match` is not job "match";
-    // among equals, the table's order (the candidates are in it, and the sort is stable).
-    const onPath = this.candidates(path)
-      .filter((route) => route.pattern.test(path))
-      .sort((a, b) => a.paramNames.length - b.paramNames.length);
-    const route = onPath.find((r) => r.method === method.toUpperCase());
-    if (route) return { kind: 'route', route };
-    if (onPath.length) return { kind: 'wrong-method', allowed: [...new Set(onPath.map((r) => r.method))] };
-    return { kind: 'none' };
+    // A literal segment wins over a parameter, as in feTS: `/jobs/match` is not job "match", and
+    // `/documents/upload` is the upload's path whatever the method; among equals, the table's order.
+    const matching = this.candidates(path).filter((route) => route.pattern.test(path));
+    if (!matching.length) return { kind: 'none' };
+    const fewest = Math.min(...matching.map((route) => route.paramNames.length));
+    const onPath = matching.filter((route) => route.paramNames.length === fewest);
+    // HEAD is GET without the body (Node sends none for it).
+    const wanted = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
+    const route = onPath.find((r) => r.method === wanted);
+    if (route) return route.handwritten ? { kind: 'none' } : { kind: 'route', route };
+    const methods = new Set(onPath.map((r) => r.method));
+    return { kind: 'wrong-method', allowed: ALLOW_ORDER.filter((m) => methods.has(m === 'HEAD' ? 'GET' : m)) };
   }
 
   /** The path's parameters by name, decoded (a malformed escape is kept as sent). */

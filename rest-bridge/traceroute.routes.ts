@@ -26,6 +26,9 @@ export const tracerouteExpanded = [
   'TraceStats.per_hour',
 ];
 
+/** The export, for the bridge's 404 and 405 (the relay serves it before the bridge). */
+export const tracerouteHandwrittenRoutes = [{ method: 'GET', path: '/traces/export' }] as const;
+
 /** Paths the edge serves by relaying a subgraph's stream (sofa cannot stream), by subgraph. */
 export const tracerouteStreamRoutes = { export: { method: 'GET', path: '/traces/export', subgraph: 'traceroute' } } as const;
 

@@ -400,7 +400,7 @@ describe('errors', () => {
     await expectError(await platform.request('/api/v1/nothing-here', { key }), 404, 'unknown_endpoint');
     await expectError(await platform.request('/api/v1/members/x/y/z', { key }), 404, 'unknown_endpoint');
     const patch = await platform.request(`/api/v1/members/${created.id}`, { method: 'PATCH', key, json: { name: 'Patched' } });
-    expect(patch.headers.get('allow')).toBe('GET, PUT, DELETE');
+    expect(patch.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
     await expectError(patch, 405, 'method_not_allowed');
     expect((await body<MemberBody>(await getMember(key, created.id), 200)).name).toBe('Patch');
   });
