@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
+import { openAIErrorBody } from '../core/openai-error-body.js';
 
 /** HTTP status for each error code a subgraph or the gateway may raise. */
 export const STATUS_BY_CODE: Record<string, number> = {
@@ -67,24 +68,8 @@ export const tracerouteErrorFormat: ErrorFormat = (error, requestId) => ({
   request_id: requestId,
 });
 
-const OPENAI_TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'invalid_request_error',
-  403: 'permission_error',
-  404: 'invalid_request_error',
-  422: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
-
 /** The inference interfaces: OpenAI's `{"error": {message, type, param, code}}`, which their SDKs parse. */
-export const openAIErrorFormat: ErrorFormat = (error) => ({
-  error: {
-    message: error.message,
-    type: OPENAI_TYPE_BY_STATUS[error.status] ?? (error.status >= 500 ? 'server_error' : 'invalid_request_error'),
-    param: error.param ?? null,
-    code: error.code,
-  },
-});
+export const openAIErrorFormat: ErrorFormat = (error) => openAIErrorBody(error);
 
 /** Sends `error` in `format`, with its status. */
 export function sendApiError(res: Response, format: ErrorFormat, error: ApiError, requestId: string): void {

@@ -176,7 +176,7 @@ describe('errors', () => {
     expect(Object.keys(body)).toEqual(['error']);
     const error = body.error as Record<string, unknown>;
     expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'type']);
-    expect(error).toMatchObject({ code, param, type: status >= 500 ? 'server_error' : status === 401 ? 'authentication_error' : 'invalid_request_error' });
+    expect(error).toMatchObject({ code, param, type: status >= 500 ? 'server_error' : status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : 'invalid_request_error' });
     expect(typeof error.message).toBe('string');
     expect((error.message as string).length).toBeGreaterThan(10);
     return error;

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { openAIErrorBody, type OpenAIErrorBody } from '../../../core/openai-error-body.js';
 import type { z } from 'zod';
 import { EngineError } from '../engine/text-engine.js';
 import { ImageEngineError } from '../engine/image-engine.js';
@@ -21,27 +22,9 @@ export class WireError extends Error {
   }
 }
 
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'invalid_request_error',
-  409: 'invalid_request_error',
-  413: 'invalid_request_error',
-  422: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
-
-/** OpenAI's error body: `{"error": {message, type, param, code}}`, as the openai SDK reads it. */
-export function errorBody(error: WireError): { error: { message: string; type: string; param: string | null; code: string } } {
-  return {
-    error: {
-      message: error.message,
-      type: TYPE_BY_STATUS[error.status] ?? (error.status >= 500 ? 'server_error' : 'invalid_request_error'),
-      param: error.param,
-      code: error.code,
-    },
-  };
+/** OpenAI's error body (core/openai-error-body.ts, shared with the edge's refusals). */
+export function errorBody(error: WireError): OpenAIErrorBody {
+  return openAIErrorBody(error);
 }
 
 export function sendWireError(res: Response, error: WireError): void {
