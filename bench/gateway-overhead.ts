@@ -1,9 +1,11 @@
 /**
- * bench/gateway-overhead: one member lookup, side by side in one run on the same subgraphs,
- * supergraph and query:
+ * bench/gateway-overhead: member lookups, each of another member of a pool of BENCH_MEMBERS
+ * (10,000), side by side in one run on the same subgraphs, supergraph and query:
  *   - the membership subgraph directly (a signed principal header, as the edge sends);
  *   - our edge at /graphql with every rule on (key auth, rate limits counted, armor, idempotency
- *     step, request logging, principal signing);
+ *     step, request logging, principal signing), with the in-flight deduplication of identical
+ *     subgraph fetches off (the comparison with the peers, which do not deduplicate by default),
+ *   - and a second edge on the same subgraphs with it on (the default), /graphql and REST;
  *   - our REST bridge (GET /api/v1/members/{id}), the same lookup through the same edge, and the
  *     edge again with a GraphQL query selecting every field the REST answer carries (like for like);
  *   - a stock @apollo/gateway (ApolloServer + ApolloGateway, its default data source and fetcher,
@@ -30,7 +32,11 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
-import { COMPILED, measureAlternating, MEMBER_PAGE_SQL, startBenchPlatform } from './bench-platform.js';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startEdgeService } from '../platform/edge-service.js';
+import { COMPILED, measureAlternating, MEMBER_PAGE_SQL, ROOT, startBenchPlatform } from './bench-platform.js';
 import { sampleLatencies, type Sampled } from './latency-sampler.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -41,8 +47,12 @@ const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 3);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 /** BENCH_TARGETS=direct,edge,stock: only the targets whose names start so (the ratios need their targets). */
 const only = process.env.BENCH_TARGETS?.split(',');
+const poolSize = Number(process.env.BENCH_MEMBERS ?? 10_000);
+/** Where a request names its member; autocannon's setupRequest (member-pool.request.cjs) puts one of the pool there. */
+const MEMBER = '__MEMBER_ID__';
 
-const bench = await startBenchPlatform('gateway-overhead');
+// The main edge does not deduplicate (as the peers do not); a second one below does.
+const bench = await startBenchPlatform('gateway-overhead', { subgraphQueryDeduplication: false });
 const { platform, config, key } = bench;
 const stops: (() => Promise<unknown>)[] = [];
 const sql = new pg.Client({ connectionString: bench.databaseUrl });
@@ -153,17 +163,27 @@ try {
     body: JSON.stringify({ name: 'Bench Member', email: 'bench@example.org' }),
   });
   const member = (await created.json()) as { id: string };
-  // Twenty more members, so the page below is a full page.
-  for (let i = 0; i < 20; i++) {
-    await fetch(`${platform.baseUrl}/api/v1/members`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `Page Member ${i}`, email: `page${i}@example.org` }),
-    });
+  // The pool: every request looks up one of these at random, so no two requests in flight are
+  // likely to be the same fetch. Created in the membership subgraph, two hundred to a request
+  // (the edge's armor allows 15 aliases a document).
+  const pool = [member.id];
+  for (let from = 1; from < poolSize; from += 200) {
+    const count = Math.min(200, poolSize - from);
+    const fields = Array.from({ length: count }, (_, i) => `m${i}: createMember(name: "Pool Member ${from + i}", email: "pool${from + i}@example.org") { id }`);
+    const answer = (await (await fetch(platform.subgraphUrls.membership, { method: 'POST', headers: { [PRINCIPAL_HEADER]: principalHeader(), 'content-type': 'application/json' }, body: JSON.stringify({ query: `mutation { ${fields.join(' ')} }` }) })).json()) as {
+      data?: Record<string, { id: string }>;
+      errors?: unknown[];
+    };
+    if (answer.errors || !answer.data) throw new Error(`creating the member pool failed: ${JSON.stringify(answer.errors)}`);
+    pool.push(...Object.values(answer.data).map((m) => m.id));
   }
+  const poolFile = path.join(os.tmpdir(), `bench-member-pool-${process.pid}.json`);
+  await writeFile(poolFile, JSON.stringify(pool));
+  process.env.BENCH_MEMBER_POOL_FILE = poolFile;
+  const setupRequest = path.join(ROOT, 'bench/member-pool.request.cjs');
   const lookup = JSON.stringify({
     query: 'query($id: ID!) { member(id: $id) { id name email status periodEnd } }',
-    variables: { id: member.id },
+    variables: { id: MEMBER },
   });
   const graphqlPost = (url: string, headers: Record<string, string>) => ({ url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: lookup });
   // The same lookup selecting every field the REST representation carries (checked below), so
@@ -172,10 +192,14 @@ try {
     query: `query($id: ID!) { member(id: $id) { id name email phone addressLine1 addressLine2 city region postalCode country headline skills customFields
       categoryId joinedOn periodStart periodEnd graceEndsOn createdAt updatedAt location livemode status
       category { id name feeAmount currency period periodYears renewalBasis fixedMonth fixedDay graceDays createdAt livemode } } }`,
-    variables: { id: member.id },
+    variables: { id: MEMBER },
   });
 
   const [stockUrl, hiveUrl, bareUrl] = [await startStockApollo(), await startHive(), await startBareProxy()];
+  // The same edge with deduplication on (the default), on the same subgraphs and key store.
+  const deduplicating = await startEdgeService({ ...bench.config, subgraphQueryDeduplication: true, port: 0 }, bench.identityOrm, platform.subgraphUrls, bench.logger);
+  stops.push(() => deduplicating.stop());
+  const dedupBase = deduplicating.url.replace(/\/graphql$/, '');
   interface Target {
     name: string;
     url: string;
@@ -188,22 +212,24 @@ try {
   const targets: Target[] = [
     { name: 'direct (subgraph)', ...graphqlPost(platform.subgraphUrls.membership, { [PRINCIPAL_HEADER]: principalHeader() }), resign: true },
     { name: 'edge (/graphql)', ...graphqlPost(platform.graphqlUrl, auth) },
-    { name: 'REST (/members/{id})', url: `${platform.baseUrl}/api/v1/members/${member.id}`, method: 'GET' as const, headers: auth },
+    { name: 'REST (/members/{id})', url: `${platform.baseUrl}/api/v1/members/${MEMBER}`, method: 'GET' as const, headers: auth },
     { name: 'edge, REST\'s fields', ...graphqlPost(platform.graphqlUrl, auth), body: restFields },
+    { name: 'edge, dedup on', ...graphqlPost(deduplicating.url, auth) },
+    { name: 'REST, dedup on', url: `${dedupBase}/api/v1/members/${MEMBER}`, method: 'GET' as const, headers: auth },
     { name: 'stock @apollo/gateway', ...graphqlPost(stockUrl, auth) },
     { name: 'Hive Gateway', ...graphqlPost(hiveUrl, auth) },
     { name: 'bare proxy (floor)', ...graphqlPost(bareUrl, {}) },
   ].filter((target) => !only || only.some((name) => target.name.startsWith(name)));
   {
     const rest = (await (await fetch(`${platform.baseUrl}/api/v1/members/${member.id}`, { headers: auth })).json()) as Record<string, unknown>;
-    const graph = (await (await fetch(platform.graphqlUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: restFields })).json()) as { data: { member: Record<string, unknown> } };
+    const graph = (await (await fetch(platform.graphqlUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: restFields.replace(MEMBER, member.id) })).json()) as { data: { member: Record<string, unknown> } };
     if (JSON.stringify(Object.keys(rest).sort()) !== JSON.stringify(Object.keys(graph.data.member).sort())) {
       throw new Error(`the REST representation's fields changed: ${Object.keys(rest).join(', ')}; update restFields`);
     }
   }
   // Every peer answers the same data for the same query before anything is timed.
   for (const target of targets) {
-    const response = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+    const response = await fetch(target.url.replace(MEMBER, member.id), { method: target.method, headers: target.headers, body: target.body?.replace(MEMBER, member.id) });
     const text = await response.text();
     if (response.status !== 200 || !text.includes(member.id) || text.includes('"errors"')) throw new Error(`${target.name} answered ${response.status}: ${text}`);
   }
@@ -214,7 +240,7 @@ try {
   for (const target of targets) {
     const { resign, name: _name, ...request } = target;
     if (resign) request.headers = { ...request.headers, [PRINCIPAL_HEADER]: principalHeader() };
-    await autocannon({ ...request, connections: 10, duration: warmSeconds, workers: 1 });
+    await autocannon({ ...request, requests: [{ setupRequest }], connections: 10, duration: warmSeconds, workers: 1 } as autocannon.Options);
   }
 
   const rows: Row[] = [];
@@ -229,8 +255,8 @@ try {
         if (resign) request.headers = { ...request.headers, [PRINCIPAL_HEADER]: principalHeader() };
         // A short warm-up so JIT and connection pools are in their steady state. The load runs in
         // a worker thread so it does not compete with the servers' event loop.
-        await autocannon({ ...request, connections, duration: 1, workers: 1 });
-        const result = await autocannon({ ...request, connections, duration: seconds, workers: 1 });
+        await autocannon({ ...request, requests: [{ setupRequest }], connections, duration: 1, workers: 1 } as autocannon.Options);
+        const result = await autocannon({ ...request, requests: [{ setupRequest }], connections, duration: seconds, workers: 1 } as autocannon.Options);
         const row = { name: target.name, connections, p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average, failures: result.non2xx + result.errors };
         samples.set(target.name, [...(samples.get(target.name) ?? []), row]);
       }
@@ -257,6 +283,7 @@ try {
     ? await sampleLatencies(
         targets.map(({ resign, ...target }) => (resign ? { ...target, headers: { ...target.headers, [PRINCIPAL_HEADER]: principalHeader() } } : target)),
         clockSamples,
+        { placeholder: MEMBER, pool },
       )
     : [];
 
@@ -273,7 +300,7 @@ try {
     },
   ]);
 
-  console.log(`\ngateway-overhead: member lookup, ${rounds} rounds of ${seconds} s per target and level (medians; targets take turns), ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`);
+  console.log(`\ngateway-overhead: member lookups over a pool of ${pool.length} members (deduplication off unless named), ${rounds} rounds of ${seconds} s per target and level (medians; targets take turns), ${COMPILED ? 'compiled JavaScript' : 'under tsx'}, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`);
   console.log('target                    conns   p50 ms   p99 ms    req/s   failures   req/s of the rounds');
   for (const r of rows) {
     console.log(`${r.name.padEnd(24)}${String(r.connections).padStart(7)}${String(r.p50).padStart(9)}${String(r.p99).padStart(9)}${fmt(r.rps).padStart(9)}${String(r.failures).padStart(11)}   ${r.spread ?? ''}`);
@@ -302,7 +329,9 @@ try {
   ratio('  the same, GraphQL with REST\'s fields', (c) => at('edge, REST\'s fields', c).rps / at('REST (/members/{id})', c).rps, '≤ 1.1, as p50');
   ratio('bare proxy / stock Apollo, req/s', (c) => at('bare proxy (floor)', c).rps / at('stock @apollo/gateway', c).rps, 'none: what the hop allows');
   ratio('edge / bare proxy, req/s', (c) => at('edge (/graphql)', c).rps / at('bare proxy (floor)', c).rps, 'none');
-  ratio('edge / direct, req/s', (c) => at('edge (/graphql)', c).rps / at('direct (subgraph)', c).rps, 'none');
+  ratio('edge / direct, req/s', (c) => at('edge (/graphql)', c).rps / at('direct (subgraph)', c).rps, '≥ 0.7');
+  ratio('edge dedup on / off, req/s', (c) => at('edge, dedup on', c).rps / at('edge (/graphql)', c).rps, 'none: what deduplication adds');
+  ratio('REST dedup on / off, req/s', (c) => at('REST, dedup on', c).rps / at('REST (/members/{id})', c).rps, 'none'); 
   // The p50 target in finer units than autocannon's whole milliseconds: by Little's law the mean
   // latency is connections ÷ req/s, so this is direct req/s ÷ edge req/s.
   ratio('edge / direct, mean latency', (c) => at('direct (subgraph)', c).rps / at('edge (/graphql)', c).rps, '≤ 1.5, as p50');

@@ -26,20 +26,27 @@ export interface Sampled {
 }
 
 /** `n` timed requests per target (after a tenth as many untimed), one at a time, in turns. */
-export function sampleLatencies(targets: SampledTarget[], n: number): Promise<Sampled[]> {
+export function sampleLatencies(targets: SampledTarget[], n: number, members?: Members): Promise<Sampled[]> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { targets, n } });
+    const worker = new Worker(new URL(import.meta.url), { workerData: { targets, n, members } });
     worker.once('message', (result: Sampled[] | { error: string }) => ('error' in result ? reject(new Error(result.error)) : resolve(result)));
     worker.once('error', reject);
   });
 }
 
-async function sample(targets: SampledTarget[], n: number): Promise<Sampled[]> {
+/** Each request names a member of `pool` at random where its URL or body says `placeholder`. */
+export interface Members {
+  placeholder: string;
+  pool: string[];
+}
+
+async function sample(targets: SampledTarget[], n: number, members?: Members): Promise<Sampled[]> {
   const pools = new Map<string, Pool>();
   const poolFor = (origin: string) => pools.get(origin) ?? pools.set(origin, new Pool(origin, { connections: 1 })).get(origin)!;
+  const named = (text: string) => (members ? text.replaceAll(members.placeholder, members.pool[Math.floor(Math.random() * members.pool.length)]) : text);
   const send = async (target: SampledTarget) => {
-    const url = new URL(target.url);
-    const response = await poolFor(url.origin).request({ path: url.pathname + url.search, method: target.method, headers: target.headers, body: target.body });
+    const url = new URL(named(target.url));
+    const response = await poolFor(url.origin).request({ path: url.pathname + url.search, method: target.method, headers: target.headers, body: target.body === undefined ? undefined : named(target.body) });
     const text = await response.body.text();
     if (response.statusCode !== 200 || text.includes('"errors"')) throw new Error(`${target.name} answered ${response.statusCode}: ${text.slice(0, 200)}`);
   };
@@ -60,8 +67,8 @@ async function sample(targets: SampledTarget[], n: number): Promise<Sampled[]> {
 }
 
 if (!isMainThread && workerData?.targets) {
-  const { targets, n } = workerData as { targets: SampledTarget[]; n: number };
-  sample(targets, n).then(
+  const { targets, n, members } = workerData as { targets: SampledTarget[]; n: number; members?: Members };
+  sample(targets, n, members).then(
     (result) => parentPort!.postMessage(result),
     (error: Error) => parentPort!.postMessage({ error: error.message }),
   );
