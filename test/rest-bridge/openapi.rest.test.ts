@@ -363,6 +363,80 @@ describe('the membership REST paths answer as their document says', () => {
   });
 });
 
+describe('what GraphQL clients can do, over REST too, as the document says', () => {
+  it('member categories and the member lifecycle', async () => {
+    const category = await call('membership', 'POST', '/member-categories', { json: { name: 'Regular', feeAmount: 5000, currency: 'EUR', period: 'YEARLY' }, status: 201 });
+    const categoryId = String(category.id);
+    await call('membership', 'GET', '/member-categories', { status: 200 });
+    await call('membership', 'GET', '/member-categories/{id}', { params: { id: categoryId }, status: 200 });
+    await call('membership', 'GET', '/member-categories/{id}', { params: { id: '00000000-0000-4000-8000-ffffffffffff' }, status: 404 });
+    const member = await call('membership', 'POST', '/members', { json: { name: 'Life Cycle', email: 'lifecycle@example.org', categoryId }, status: 201 });
+    const id = String(member.id);
+    expect(member.status).toBe('PENDING');
+    expect((await call('membership', 'POST', '/members/{id}/activate', { params: { id }, status: 200 })).status).toBe('ACTIVE');
+    expect((await call('membership', 'POST', '/members/{id}/suspend', { params: { id }, status: 200 })).status).toBe('SUSPENDED');
+    expect((await call('membership', 'POST', '/members/{id}/reinstate', { params: { id }, status: 200 })).status).toBe('ACTIVE');
+    expect((await call('membership', 'POST', '/members/{id}/cancel', { params: { id }, status: 200 })).status).toBe('CANCELLED');
+    await call('membership', 'POST', '/members/{id}/reinstate', { params: { id }, status: 409 });
+  });
+
+  it('invoices one by one, their actions, payments and refunds', async () => {
+    const memberId = String((await call('membership', 'POST', '/members', { json: { name: 'Payer', email: 'payer@example.org' }, status: 201 })).id);
+    const line = { description: 'Dues', unitAmount: 1000 };
+    const draft = String((await call('membership', 'POST', '/invoices', { json: { memberId, currency: 'EUR', lines: [line], status: 'DRAFT' }, status: 201 })).id);
+    await call('membership', 'GET', '/invoices/{id}', { params: { id: draft }, status: 200 });
+    await call('membership', 'GET', '/invoices/{id}', { params: { id: '00000000-0000-4000-8000-ffffffffffff' }, status: 404 });
+    expect((await call('membership', 'POST', '/invoices/{id}/finalize', { params: { id: draft }, status: 200 })).status).toBe('OPEN');
+    expect((await call('membership', 'POST', '/invoices/{id}/void', { params: { id: draft }, status: 200 })).status).toBe('VOID');
+    const open = String((await call('membership', 'POST', '/invoices', { json: { memberId, currency: 'EUR', lines: [line] }, status: 201 })).id);
+    expect((await call('membership', 'POST', '/invoices/{id}/mark-uncollectible', { params: { id: open }, status: 200 })).status).toBe('UNCOLLECTIBLE');
+    const doomed = String((await call('membership', 'POST', '/invoices', { json: { memberId, currency: 'EUR', lines: [line], status: 'DRAFT' }, status: 201 })).id);
+    await call('membership', 'DELETE', '/invoices/{id}', { params: { id: doomed }, status: 200 });
+    await call('membership', 'DELETE', '/invoices/{id}', { params: { id: open }, status: 409 });
+    const paid = String((await call('membership', 'POST', '/invoices', { json: { memberId, currency: 'EUR', lines: [line] }, status: 201 })).id);
+    const payment = String((await call('membership', 'POST', '/payments', { json: { invoiceId: paid, amount: 1000, method: 'CARD' }, status: 201 })).id);
+    const refund = String((await call('membership', 'POST', '/refunds', { json: { paymentId: payment, amount: 100 }, status: 201 })).id);
+    await call('membership', 'GET', '/payments', { query: `invoiceId=${paid}`, status: 200 });
+    await call('membership', 'GET', '/payments/{id}', { params: { id: payment }, status: 200 });
+    await call('membership', 'GET', '/refunds', { query: `paymentId=${payment}`, status: 200 });
+    await call('membership', 'GET', '/refunds/{id}', { params: { id: refund }, status: 200 });
+    await call('membership', 'GET', '/audit-events', { query: 'limit=5', status: 200 });
+  });
+
+  it('event and registration cancellation', async () => {
+    const inHours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
+    const id = String((await call('membership', 'POST', '/events', { json: { title: 'Cancelled', startsAt: inHours(48), endsAt: inHours(50), timeZone: 'UTC' }, status: 201 })).id);
+    const attendee = await call('membership', 'POST', '/events/{id}/register', { params: { id }, json: { guestName: 'Cy', guestEmail: 'cy@example.org' }, status: 201 });
+    await call('membership', 'POST', '/events/{id}/attendees/{attendeeId}/cancel', { params: { id, attendeeId: String(attendee.id) }, status: 200 });
+    await call('membership', 'POST', '/events/{id}/cancel', { params: { id }, status: 200 });
+    await call('membership', 'POST', '/events/{id}/register', { params: { id }, json: { guestName: 'Di', guestEmail: 'di@example.org' }, status: 409 });
+  });
+
+  it('chat channels, messages and webhooks', async () => {
+    const ann = String((await call('membership', 'POST', '/members', { json: { name: 'Ann', email: 'ann.channels@example.org' }, status: 201 })).id);
+    const bob = String((await call('membership', 'POST', '/members', { json: { name: 'Bob', email: 'bob.channels@example.org' }, status: 201 })).id);
+    const channel = String((await call('membership', 'POST', '/chat/channels', { json: { asMember: ann, name: 'board' }, status: 201 })).id);
+    await call('membership', 'GET', '/chat/channels/{id}', { params: { id: channel }, query: `asMember=${ann}`, status: 200 });
+    await call('membership', 'POST', '/chat/channels/{channelId}/join', { params: { channelId: channel }, json: { asMember: bob }, status: 200 });
+    const sent = await call('membership', 'POST', '/chat/send', { json: { asMember: bob, mode: 'CHANNEL', channelId: channel, text: 'Hello board' }, status: 201 });
+    const message = String(sent.id);
+    await call('membership', 'GET', '/chat/messages/{id}', { params: { id: message }, query: `asMember=${ann}`, status: 200 });
+    await call('membership', 'PUT', '/chat/messages/{id}', { params: { id: message }, json: { asMember: bob, text: 'Hello, board' }, status: 200 });
+    await call('membership', 'DELETE', '/chat/messages/{id}', { params: { id: message }, query: `asMember=${bob}`, status: 200 });
+    await call('membership', 'POST', '/chat/channels/{channelId}/leave', { params: { channelId: channel }, json: { asMember: bob }, status: 200 });
+    const webhook = await call('membership', 'POST', '/chat/webhooks', { json: { url: 'http://127.0.0.1:9/hooks', eventTypes: ['message.created'] }, status: 201 });
+    await call('membership', 'GET', '/chat/webhooks', { status: 200 });
+    await call('membership', 'GET', '/chat/webhooks/{webhookId}/deliveries', { params: { webhookId: String((webhook.webhook as Json).id) }, status: 200 });
+  });
+
+  it('a vendor\'s own profile', async () => {
+    const vendorKey = await platform.issueKey('contract-own-vendor', 'live');
+    await call('membership', 'GET', '/vendors/me', { key: vendorKey, status: 404 });
+    await call('membership', 'POST', '/vendors', { key: vendorKey, json: { name: 'Own', country: 'FR', registrationNumber: 'RCS 2', contactEmail: 'own@vendor.example', categories: ['roads'] }, status: 201 });
+    await call('membership', 'GET', '/vendors/me', { key: vendorKey, status: 200 });
+  });
+});
+
 describe('the traceroute REST paths answer as their document says, in snake_case', () => {
   it('search, one trace, stats and errors', async () => {
     const page = await call('traceroute', 'GET', '/traces', { query: 'limit=5&hours=720', status: 200 });
