@@ -113,6 +113,14 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.deleteChatMessage': { method: 'DELETE', path: '/chat/messages/:id' },
   'Query.chatWebhooks': { method: 'GET', path: '/chat/webhooks' },
   'Query.chatWebhookDeliveries': { method: 'GET', path: '/chat/webhooks/:webhookId/deliveries' },
+  'Query.chatWebhook': { method: 'GET', path: '/chat/webhooks/:id', resource: 'chat webhook' },
+  'Mutation.disableChatWebhook': { method: 'POST', path: '/chat/webhooks/:id/disable' },
+  'Mutation.enableChatWebhook': { method: 'POST', path: '/chat/webhooks/:id/enable' },
+  'Mutation.rotateChatWebhookSecret': { method: 'POST', path: '/chat/webhooks/:id/rotate-secret' },
+  'Mutation.deleteChatWebhook': { method: 'DELETE', path: '/chat/webhooks/:id' },
+  'Mutation.updateMemberCategory': { method: 'PUT', path: '/member-categories/:id' },
+  'Mutation.deleteMemberCategory': { method: 'DELETE', path: '/member-categories/:id' },
+  'Mutation.updateDocument': { method: 'PUT', path: '/documents/:id' },
 };
 
 /**

@@ -33,6 +33,7 @@ import { DocumentClassifierModel } from './document-classification/document-clas
 import { Migration20261123004000DocumentClassification } from './migrations/Migration20261123004000DocumentClassification.js';
 import { ChatAccessVersion } from './chat/chat-access-version.entity.js';
 import { Migration20261124210000ChatAccessVersion } from './migrations/Migration20261124210000ChatAccessVersion.js';
+import { Migration20261128170000WebhookSecretRotation } from './migrations/Migration20261128170000WebhookSecretRotation.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -56,6 +57,7 @@ export const membershipOrmOptions = {
     { name: 'Migration20261123001100MemberSkills', class: Migration20261123001100MemberSkills },
     { name: 'Migration20261123004000DocumentClassification', class: Migration20261123004000DocumentClassification },
     { name: 'Migration20261124210000ChatAccessVersion', class: Migration20261124210000ChatAccessVersion },
+    { name: 'Migration20261128170000WebhookSecretRotation', class: Migration20261128170000WebhookSecretRotation },
     idempotentOutcomesMigration('membership'),
   ],
 };

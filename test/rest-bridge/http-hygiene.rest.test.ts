@@ -38,7 +38,7 @@ describe('methods', () => {
   it('a method a resource does not take is 405 with every method it does take', async () => {
     const response = await platform.request('/api/v1/documents/00000000-0000-4000-8000-000000000000', { method: 'PATCH', key });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(response.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
     const members = await platform.request('/api/v1/members/00000000-0000-4000-8000-000000000000', { method: 'PATCH', key });
     expect(members.headers.get('allow')).toBe('GET, HEAD, PUT, DELETE');
   });

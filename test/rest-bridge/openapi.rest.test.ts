@@ -378,6 +378,13 @@ describe('what GraphQL clients can do, over REST too, as the document says', () 
     expect((await call('membership', 'POST', '/members/{id}/reinstate', { params: { id }, status: 200 })).status).toBe('ACTIVE');
     expect((await call('membership', 'POST', '/members/{id}/cancel', { params: { id }, status: 200 })).status).toBe('CANCELLED');
     await call('membership', 'POST', '/members/{id}/reinstate', { params: { id }, status: 409 });
+    const renamed = await call('membership', 'PUT', '/member-categories/{id}', { params: { id: categoryId }, json: { name: 'Regular (2027)', feeAmount: 5500 }, status: 200 });
+    expect(renamed).toMatchObject({ name: 'Regular (2027)', feeAmount: 5500, period: 'YEARLY' });
+    // Members and invoices name it: kept.
+    await call('membership', 'DELETE', '/member-categories/{id}', { params: { id: categoryId }, status: 409 });
+    const unused = String((await call('membership', 'POST', '/member-categories', { json: { name: 'Unused', feeAmount: 0, currency: 'EUR', period: 'LIFETIME' }, status: 201 })).id);
+    await call('membership', 'DELETE', '/member-categories/{id}', { params: { id: unused }, status: 200 });
+    await call('membership', 'GET', '/member-categories/{id}', { params: { id: unused }, status: 404 });
   });
 
   it('invoices one by one, their actions, payments and refunds', async () => {
@@ -426,7 +433,24 @@ describe('what GraphQL clients can do, over REST too, as the document says', () 
     await call('membership', 'POST', '/chat/channels/{channelId}/leave', { params: { channelId: channel }, json: { asMember: bob }, status: 200 });
     const webhook = await call('membership', 'POST', '/chat/webhooks', { json: { url: 'http://127.0.0.1:9/hooks', eventTypes: ['message.created'] }, status: 201 });
     await call('membership', 'GET', '/chat/webhooks', { status: 200 });
-    await call('membership', 'GET', '/chat/webhooks/{webhookId}/deliveries', { params: { webhookId: String((webhook.webhook as Json).id) }, status: 200 });
+    const webhookId = String((webhook.webhook as Json).id);
+    await call('membership', 'GET', '/chat/webhooks/{webhookId}/deliveries', { params: { webhookId }, status: 200 });
+    await call('membership', 'GET', '/chat/webhooks/{id}', { params: { id: webhookId }, status: 200 });
+    expect((await call('membership', 'POST', '/chat/webhooks/{id}/disable', { params: { id: webhookId }, status: 200 })).enabled).toBe(false);
+    expect((await call('membership', 'POST', '/chat/webhooks/{id}/enable', { params: { id: webhookId }, status: 200 })).enabled).toBe(true);
+    const rotated = await call('membership', 'POST', '/chat/webhooks/{id}/rotate-secret', { params: { id: webhookId }, json: { expireOldAfterHours: 2 }, status: 200 });
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(webhook.secret);
+    await call('membership', 'DELETE', '/chat/webhooks/{id}', { params: { id: webhookId }, status: 200 });
+    await call('membership', 'GET', '/chat/webhooks/{id}', { params: { id: webhookId }, status: 404 });
+  });
+
+  it('a document\'s title and tags', async () => {
+    const content = Buffer.from(`Edited document ${Date.now()}`).toString('base64');
+    const id = String((await call('membership', 'POST', '/documents/upload', { json: { filename: 'edit.txt', content, title: 'Draft minutes' }, status: 201 })).id);
+    const edited = await call('membership', 'PUT', '/documents/{id}', { params: { id }, json: { title: 'Minutes of the annual meeting', tags: ['board', 'Board', 'minutes'] }, status: 200 });
+    expect(edited).toMatchObject({ title: 'Minutes of the annual meeting', tags: ['board', 'minutes'] });
+    await call('membership', 'PUT', '/documents/{id}', { params: { id: '00000000-0000-4000-8000-ffffffffffff' }, json: { title: 'x' }, status: 404 });
   });
 
   it('a vendor\'s own profile', async () => {

@@ -12,6 +12,12 @@ export class InvalidCategoryError extends DomainError {
   }
 }
 
+export class CategoryInUseError extends DomainError {
+  constructor(id: string) {
+    super('CONFLICT', `The member category "${id}" has members or invoices; it cannot be deleted`, { param: 'id', reason: 'category_in_use' });
+  }
+}
+
 /** A category argument that names no category of this account and mode. */
 export class CategoryNotFoundError extends DomainError {
   constructor(id: string, param: string) {

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, Length, Matches, Max, Min } from 'class-validator';
-import { ArgsType, Field, Int } from '../../shared/type-graphql.js';
+import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
 import { CategoryPeriod, RenewalBasis } from './category-period.js';
 import { PageArgs } from '../../shared/page.args.js';
 
@@ -54,3 +54,36 @@ export class CreateMemberCategoryArgs {
 
 @ArgsType()
 export class MemberCategoriesArgs extends PageArgs {}
+
+/**
+ * What a category's owner may change: its name, fee, currency and grace. Its period and renewal
+ * rule shape its members' periods, so they are fixed; a new category serves a new rule.
+ */
+@ArgsType()
+export class UpdateMemberCategoryArgs {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200)
+  @Matches(/\S/, { message: 'name must not be blank' })
+  name?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Fee per period in minor units, for invoices made from now on.' })
+  @IsOptional()
+  @Min(0)
+  @Max(100_000_000)
+  feeAmount?: number | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{3}$/, { message: 'currency must be a three-letter ISO 4217 code' })
+  currency?: string | null;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0)
+  @Max(366)
+  graceDays?: number | null;
+}

@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from '../../shared/type-graphql.js';
 import type { SubgraphContext } from '../../shared/context.js';
-import { CreateMemberCategoryArgs, MemberCategoriesArgs } from './category.inputs.js';
+import { CreateMemberCategoryArgs, MemberCategoriesArgs, UpdateMemberCategoryArgs } from './category.inputs.js';
+import { DeletedMemberCategory } from './deleted-member-category.js';
 import { CategoryService } from './category.service.js';
 import { MemberCategory } from './member-category.entity.js';
 import { MemberCategoryPage } from './member-category-page.js';
@@ -22,5 +23,15 @@ export class CategoryResolver {
   @Mutation(() => MemberCategory)
   createMemberCategory(@Args(() => CreateMemberCategoryArgs) args: CreateMemberCategoryArgs, @Ctx() ctx: SubgraphContext): Promise<MemberCategory> {
     return service(ctx).create(args);
+  }
+
+  @Mutation(() => MemberCategory, { description: 'Renames a category or changes its fee, currency or grace (its period and renewal rule are fixed).' })
+  updateMemberCategory(@Args(() => UpdateMemberCategoryArgs) args: UpdateMemberCategoryArgs, @Ctx() ctx: SubgraphContext): Promise<MemberCategory> {
+    return service(ctx).update(args);
+  }
+
+  @Mutation(() => DeletedMemberCategory, { description: 'Deletes a category that no member and no invoice names (409 category_in_use otherwise).' })
+  deleteMemberCategory(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<DeletedMemberCategory> {
+    return service(ctx).delete(id);
   }
 }

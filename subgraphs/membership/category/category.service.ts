@@ -1,11 +1,11 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../../core/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { AuditService } from '../audit/audit.service.js';
 import { CategoryPeriod, RenewalBasis } from './category-period.js';
-import { CategoryNameTakenError, CategoryNotFoundError, InvalidCategoryError } from './category.errors.js';
-import type { CreateMemberCategoryArgs, MemberCategoriesArgs } from './category.inputs.js';
+import { CategoryInUseError, CategoryNameTakenError, CategoryNotFoundError, InvalidCategoryError } from './category.errors.js';
+import type { CreateMemberCategoryArgs, MemberCategoriesArgs, UpdateMemberCategoryArgs } from './category.inputs.js';
 import { MemberCategory } from './member-category.entity.js';
 
 /** What the audit trail keeps of a category. */
@@ -85,5 +85,40 @@ export class CategoryService {
       throw error;
     }
     return category;
+  }
+
+  /** Renames a category or changes its fee, currency or grace; members keep the periods they have. */
+  async update(args: UpdateMemberCategoryArgs): Promise<MemberCategory> {
+    const category = await this.get(args.id);
+    const before = categorySnapshot(category);
+    if (args.name != null) category.name = args.name.trim();
+    if (args.feeAmount != null) category.feeAmount = args.feeAmount;
+    if (args.currency != null) category.currency = args.currency.toUpperCase();
+    if (args.graceDays != null) category.graceDays = args.graceDays;
+    new AuditService(this.em, this.principal).record('member_category', category.id, 'member_category.updated', before, categorySnapshot(category));
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new CategoryNameTakenError(category.name);
+      throw error;
+    }
+    return category;
+  }
+
+  /** Deletes a category no member (archived ones too) and no invoice names; one in use is kept. */
+  async delete(id: string): Promise<{ id: string; deleted: boolean }> {
+    return this.em.transactional(async (em) => {
+      const category = await em.findOne(MemberCategory, { id: UUID.test(id) ? id : '00000000-0000-0000-0000-000000000000', ...this.scope }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!category) throw new CategoryNotFoundError(id, 'id');
+      // The row lock keeps a member from joining it between this check and the delete.
+      const [used] = await em.execute<{ used: boolean }[]>(
+        `select exists (select 1 from "membership"."member" where "category_id" = ?) or exists (select 1 from "membership"."invoice" where "category_id" = ?) as "used"`,
+        [category.id, category.id],
+      );
+      if (used?.used) throw new CategoryInUseError(category.id);
+      new AuditService(em, this.principal).record('member_category', category.id, 'member_category.deleted', categorySnapshot(category), null);
+      em.remove(category);
+      return { id: category.id, deleted: true };
+    });
   }
 }

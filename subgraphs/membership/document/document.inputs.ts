@@ -48,6 +48,24 @@ export class UploadDocumentBase64Args extends DocumentDetailsArgs {
   content!: string;
 }
 
+/** A document's title and tags, changed after upload (null clears the title; tags replace the old ones). */
+@ArgsType()
+export class UpdateDocumentArgs {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 300)
+  title?: string | null;
+
+  @Field(() => [String], { nullable: true })
+  @IsOptional()
+  @ArrayMaxSize(20)
+  @Length(1, 50, { each: true })
+  tags?: string[] | null;
+}
+
 @ArgsType()
 export class CreateDocumentUploadArgs {
   @Field(() => String)

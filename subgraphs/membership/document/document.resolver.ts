@@ -5,7 +5,7 @@ import { DocumentPage } from './document-page.js';
 import { DocumentExtraction } from './document-extraction.type.js';
 import { DocumentClassification } from './document-classification.type.js';
 import { DocumentUploadTicket } from './document-upload-ticket.type.js';
-import { CreateDocumentArgs, CreateDocumentUploadArgs, DocumentsArgs, UploadDocumentBase64Args } from './document.inputs.js';
+import { CreateDocumentArgs, CreateDocumentUploadArgs, DocumentsArgs, UpdateDocumentArgs, UploadDocumentBase64Args } from './document.inputs.js';
 import { DocumentService } from './document.service.js';
 import type { DocumentContext } from './document-context.js';
 
@@ -56,6 +56,11 @@ export class DocumentResolver {
   @Mutation(() => Document)
   restoreDocument(@Arg('id', () => ID) id: string, @Ctx() ctx: DocumentContext): Promise<Document> {
     return service(ctx).restore(id);
+  }
+
+  @Mutation(() => Document, { description: 'A new title (null clears it) or tags (they replace the old ones).' })
+  updateDocument(@Args(() => UpdateDocumentArgs) args: UpdateDocumentArgs, @Ctx() ctx: DocumentContext): Promise<Document> {
+    return service(ctx).update(args);
   }
 
   @Mutation(() => Document, { description: 'The user’s category for the document; kept over the classifier’s and used to train it.' })

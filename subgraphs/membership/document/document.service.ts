@@ -14,7 +14,7 @@ import { DocumentStatus } from './document-status.js';
 import type { DocumentStorage } from './document-storage.js';
 import type { DocumentSettings } from './document-settings.js';
 import type { DocumentClassifier, ExtractedPageData, KeyFieldData } from './document-pipeline.js';
-import type { CreateDocumentArgs, DocumentDetailsArgs, DocumentsArgs, UploadDocumentBase64Args } from './document.inputs.js';
+import type { CreateDocumentArgs, DocumentDetailsArgs, DocumentsArgs, UpdateDocumentArgs, UploadDocumentBase64Args } from './document.inputs.js';
 import type { DocumentExtraction } from './document-extraction.type.js';
 import type { DocumentClassification } from './document-classification.type.js';
 import type { DocumentUploadTicket } from './document-upload-ticket.type.js';
@@ -327,6 +327,25 @@ export class DocumentService {
     const known = (await this.classifier.categories(this.em, this.scope)).find((candidate) => candidate.name.toLowerCase() === wanted);
     if (!known) throw new UnknownDocumentCategoryError(category);
     return known.name;
+  }
+
+  /** A new title or tags; a processed document's search follows its new title at once. */
+  async update(args: UpdateDocumentArgs): Promise<Document> {
+    const document = await this.get(args.id);
+    const before = { title: document.title ?? null, tags: document.tags };
+    if (args.title !== undefined) document.title = args.title?.trim() || null;
+    if (args.tags != null) document.tags = normalizeTags(args.tags);
+    new AuditService(this.em, this.principal).record('document', document.id, 'updated', before, { title: document.title ?? null, tags: document.tags });
+    await this.em.flush();
+    // The title is the search's weight-A part (document.worker.ts); its text part (B) stays.
+    if (args.title !== undefined) {
+      await this.em.execute(
+        `update "membership"."document" set "search" = setweight(to_tsvector('english', coalesce("title", '') || ' ' || "filename"), 'A') || ts_filter("search", '{b}') where "id" = ? and "search" is not null`,
+        [document.id],
+        'run',
+      );
+    }
+    return document;
   }
 
   /** To the trash: hidden from lists, restorable for the retention days, then purged by the worker. */

@@ -41,6 +41,14 @@ export class ChatWebhook {
   @Property({ type: 'string', length: 64 })
   secret!: string;
 
+  /** The secret a rotation replaced, still signing deliveries beside the new one until it expires. */
+  @Property({ type: 'string', length: 64, nullable: true })
+  previousSecret?: string | null = null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Until when deliveries are signed with the secret before the last rotation too.' })
+  @Property({ type: 'datetime', nullable: true })
+  previousSecretExpiresAt?: Date | null = null;
+
   @Field(() => DateTimeResolver)
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();

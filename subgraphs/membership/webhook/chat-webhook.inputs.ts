@@ -1,5 +1,5 @@
-import { ArrayMaxSize, ArrayMinSize, IsOptional, Length } from 'class-validator';
-import { ArgsType, Field, ID } from '../../shared/type-graphql.js';
+import { ArrayMaxSize, ArrayMinSize, IsOptional, Length, Max, Min } from 'class-validator';
+import { ArgsType, Field, ID, Int } from '../../shared/type-graphql.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-event-type.js';
 import { PageArgs } from '../../shared/page.args.js';
 
@@ -22,6 +22,18 @@ export class CreateChatWebhookArgs {
 
 @ArgsType()
 export class ChatWebhooksArgs extends PageArgs {}
+
+@ArgsType()
+export class RotateChatWebhookSecretArgs {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Hours the old secret keeps signing deliveries beside the new one (0 to 168; 24 by default), as Stripe rolls secrets.' })
+  @IsOptional()
+  @Min(0)
+  @Max(168)
+  expireOldAfterHours?: number | null;
+}
 
 @ArgsType()
 export class ChatWebhookDeliveriesArgs extends ChatWebhooksArgs {

@@ -55,6 +55,62 @@ export class ChatWebhookService {
     return paginate(this.em, ChatWebhook, [this.scope], args);
   }
 
+  async find(id: string): Promise<ChatWebhook | null> {
+    return UUID.test(id) ? this.em.findOne(ChatWebhook, { id, ...this.scope }) : null;
+  }
+
+  private async get(id: string): Promise<ChatWebhook> {
+    const webhook = await this.find(id);
+    if (!webhook) throw new WebhookNotFoundError(id, 'id');
+    return webhook;
+  }
+
+  /** Stops deliveries to the endpoint (its pending ones fail as "endpoint disabled") until it is enabled again. */
+  async disable(id: string): Promise<ChatWebhook> {
+    const webhook = await this.get(id);
+    if (!webhook.disabledAt) {
+      webhook.disabledAt = new Date();
+      webhook.disabledReason = 'disabled';
+      await this.em.flush();
+    }
+    return webhook;
+  }
+
+  /** Delivers to the endpoint again, also one the platform disabled (gone, failing), with a clean failure record. */
+  async enable(id: string): Promise<ChatWebhook> {
+    const webhook = await this.get(id);
+    webhook.disabledAt = null;
+    webhook.disabledReason = null;
+    webhook.failingSince = null;
+    await this.em.flush();
+    return webhook;
+  }
+
+  /**
+   * A new signing secret, shown once. The old one keeps signing beside it (the signature header
+   * carries both, as Standard Webhooks allows) for `expireOldAfterHours`, so receivers can switch
+   * without missing a delivery.
+   */
+  async rotateSecret(id: string, expireOldAfterHours = 24): Promise<CreatedChatWebhook> {
+    const webhook = await this.get(id);
+    webhook.previousSecret = expireOldAfterHours > 0 ? webhook.secret : null;
+    webhook.previousSecretExpiresAt = expireOldAfterHours > 0 ? new Date(Date.now() + expireOldAfterHours * 3_600_000) : null;
+    webhook.secret = newWebhookSecret();
+    await this.em.flush();
+    return { webhook, secret: webhook.secret };
+  }
+
+  /** Removes the endpoint with its delivery log; nothing more is delivered to it. */
+  async delete(id: string): Promise<{ id: string; deleted: boolean }> {
+    const webhook = await this.get(id);
+    await this.em.transactional(async (em) => {
+      await em.nativeDelete(ChatWebhookAttempt, { webhookId: webhook.id });
+      await em.nativeDelete(ChatWebhookDelivery, { webhookId: webhook.id });
+      await em.nativeDelete(ChatWebhook, { id: webhook.id });
+    });
+    return { id: webhook.id, deleted: true };
+  }
+
   /** An endpoint's deliveries, newest first. */
   async deliveries(args: ChatWebhookDeliveriesArgs): Promise<Page<ChatWebhookDelivery>> {
     const webhook = UUID.test(args.webhookId) ? await this.em.findOne(ChatWebhook, { id: args.webhookId, ...this.scope }) : null;

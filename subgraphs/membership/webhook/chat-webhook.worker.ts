@@ -172,7 +172,10 @@ export class ChatWebhookWorker {
               'user-agent': 'membership-platform-webhooks/1',
               'webhook-id': delivery.eventId,
               'webhook-timestamp': String(timestamp),
-              'webhook-signature': signWebhook(webhook.secret, delivery.eventId, timestamp, body),
+              // Both secrets while a rotation's overlap lasts: the receiver accepts either (space-separated, Standard Webhooks).
+              'webhook-signature': [webhook.secret, ...(webhook.previousSecret && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > new Date() ? [webhook.previousSecret] : [])]
+                .map((secret) => signWebhook(secret, delivery.eventId, timestamp, body))
+                .join(' '),
             },
           },
           (response) => {

@@ -17,7 +17,7 @@ export class UnknownEventTypeError extends DomainError {
 }
 
 export class WebhookNotFoundError extends DomainError {
-  constructor(id: string) {
-    super('NOT_FOUND', `No chat webhook with id "${id}"`, { param: 'webhookId', reason: 'webhook_not_found' });
+  constructor(id: string, param = 'webhookId') {
+    super('NOT_FOUND', `No chat webhook with id "${id}"`, { param, reason: 'webhook_not_found' });
   }
 }

@@ -347,3 +347,56 @@ describe('delivering', () => {
     expect(receiver.at(hook.path)).toHaveLength(1);
   });
 });
+
+describe('managing endpoints', () => {
+  const ROTATE = 'mutation($id: ID!, $hours: Int) { rotateChatWebhookSecret(id: $id, expireOldAfterHours: $hours) { secret webhook { id previousSecretExpiresAt } } }';
+
+  it('a rotated secret signs at once, and the old one signs beside it until it expires (Standard Webhooks: several signatures)', async () => {
+    const principal = principalFor();
+    const [a, b] = [await newMember(subgraph, principal), await newMember(subgraph, principal)];
+    const hook = await register(principal, ['message.created']);
+    const rotated = ok(await run<{ rotateChatWebhookSecret: { secret: string; webhook: { previousSecretExpiresAt: string } } }>(subgraph, principal, ROTATE, { id: hook.id, hours: 1 })).rotateChatWebhookSecret;
+    expect(rotated.secret).not.toBe(hook.secret);
+    expect(new Date(rotated.webhook.previousSecretExpiresAt).getTime()).toBeGreaterThan(Date.now());
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'rotated' });
+    await worker().runOnce();
+    const [overlap] = receiver.at(hook.path);
+    const headers = { id: String(overlap.headers['webhook-id']), timestamp: String(overlap.headers['webhook-timestamp']), signature: String(overlap.headers['webhook-signature']) };
+    // Both signatures, each checked from the specification, not with our signer.
+    expect(headers.signature.split(' ')).toEqual([
+      specSignature(rotated.secret, headers.id, headers.timestamp, overlap.body),
+      specSignature(hook.secret, headers.id, headers.timestamp, overlap.body),
+    ]);
+
+    // Rotated again with no overlap: only the newest secret signs.
+    const final = ok(await run<{ rotateChatWebhookSecret: { secret: string } }>(subgraph, principal, ROTATE, { id: hook.id, hours: 0 })).rotateChatWebhookSecret;
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'again' });
+    await worker().runOnce();
+    const last = receiver.at(hook.path).at(-1)!;
+    expect(String(last.headers['webhook-signature'])).toBe(specSignature(final.secret, String(last.headers['webhook-id']), String(last.headers['webhook-timestamp']), last.body));
+  });
+
+  it('a disabled endpoint gets nothing until enabled; a deleted one is gone with its log', async () => {
+    const principal = principalFor();
+    const [a, b] = [await newMember(subgraph, principal), await newMember(subgraph, principal)];
+    const hook = await register(principal, ['message.created']);
+    const disabled = ok(await run<{ disableChatWebhook: { enabled: boolean; disabledReason: string } }>(subgraph, principal, 'mutation($id: ID!) { disableChatWebhook(id: $id) { enabled disabledReason } }', { id: hook.id })).disableChatWebhook;
+    expect(disabled).toEqual({ enabled: false, disabledReason: 'disabled' });
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'while disabled' });
+    await worker().runOnce();
+    expect(receiver.at(hook.path)).toEqual([]);
+    ok(await run(subgraph, principal, 'mutation($id: ID!) { enableChatWebhook(id: $id) { enabled } }', { id: hook.id }));
+    await send(subgraph, principal, { asMember: a, mode: 'DIRECT', to: b, text: 'enabled again' });
+    await worker().runOnce();
+    expect(receiver.at(hook.path).map((d) => JSON.parse(d.body).data.text)).toEqual(['enabled again']);
+    expect((await deliveries(principal, hook.id)).length).toBeGreaterThan(0);
+
+    const deleted = ok(await run<{ deleteChatWebhook: { id: string; deleted: boolean } }>(subgraph, principal, 'mutation($id: ID!) { deleteChatWebhook(id: $id) { id deleted } }', { id: hook.id })).deleteChatWebhook;
+    expect(deleted).toEqual({ id: hook.id, deleted: true });
+    expect(firstError(await run(subgraph, principal, DELIVERIES, { webhookId: hook.id })).extensions).toMatchObject({ code: 'NOT_FOUND', reason: 'webhook_not_found' });
+    const left = await subgraph.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from "membership"."chat_webhook_delivery" where "webhook_id" = ?', [hook.id]);
+    expect(left[0].n).toBe(0);
+    // Another account cannot touch an endpoint it does not own.
+    expect(firstError(await run(subgraph, principalFor(), 'mutation($id: ID!) { disableChatWebhook(id: $id) { id } }', { id: hook.id })).extensions).toMatchObject({ code: 'NOT_FOUND', param: 'id' });
+  });
+});
