@@ -32,7 +32,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { readSupergraph } from '../schema/supergraph.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEdgeService } from '../platform/edge-service.js';
@@ -179,6 +179,7 @@ try {
   }
   const poolFile = path.join(os.tmpdir(), `bench-member-pool-${process.pid}.json`);
   await writeFile(poolFile, JSON.stringify(pool));
+  stops.push(() => rm(poolFile, { force: true }));
   process.env.BENCH_MEMBER_POOL_FILE = poolFile;
   const setupRequest = path.join(ROOT, 'bench/member-pool.request.cjs');
   const lookup = JSON.stringify({
