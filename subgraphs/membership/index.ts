@@ -15,6 +15,8 @@ import { matchingJobReference } from './member/matching-job.reference.js';
 import { matchingMemberReference } from './member/matching-member.reference.js';
 import { CategoryResolver } from './category/category.resolver.js';
 import { InvoiceResolver } from './finance/invoice/invoice.resolver.js';
+import { periodInvoicing } from './finance/invoice/period-invoicing.js';
+import type { MemberBillingContext } from './member/member-billing.js';
 import { PaymentResolver } from './finance/payment/payment.resolver.js';
 import { RefundResolver } from './finance/refund/refund.resolver.js';
 import { ReportResolver } from './finance/report/report.resolver.js';
@@ -44,7 +46,7 @@ export const membershipParts: SubgraphParts = {
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
 export async function createMembershipSubgraph(
   options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier },
-): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext>> {
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext>> {
   const withKeys = withKeyStore(options.keyStore);
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
@@ -55,6 +57,8 @@ export async function createMembershipSubgraph(
     documentSettings,
     documentStorage: new PostgresDocumentStorage(base.em),
     documentClassifier,
+    // Members' paid periods are invoiced by finance, which member/ does not import.
+    memberBilling: periodInvoicing,
   }));
   // Document bytes in and out: streamed, so not through GraphQL (the edge relays these routes).
   subgraph.httpRoutes = createDocumentRoutes({ em: subgraph.orm.em, settings: documentSettings, storage: (em) => new PostgresDocumentStorage(em), logger: options.logger });

@@ -32,6 +32,13 @@ registerEnumType(RenewalBasis, {
   },
 });
 
+/** How a category's periods run: their length in months (null: lifetime) and an optional yearly anchor. */
+export interface PeriodRule {
+  months: number | null;
+  /** Fixed renewal basis: periods end the day before this month/day (day 1-28) or its steps through the year. */
+  anchor: { month: number; day: number } | null;
+}
+
 /** Months per period; null for lifetime. */
 export function monthsOf(period: CategoryPeriod, periodYears: number | null): number | null {
   switch (period) {

@@ -4,8 +4,7 @@ import { Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorato
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../../core/principal.js';
-import type { PeriodRule } from '../member/member-period.js';
-import { CategoryPeriod, monthsOf, RenewalBasis } from './category-period.js';
+import { CategoryPeriod, monthsOf, RenewalBasis, type PeriodRule } from './category-period.js';
 
 /**
  * A kind of membership with its fee, period and renewal rules. Categories are not edited once

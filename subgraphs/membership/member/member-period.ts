@@ -1,3 +1,6 @@
+import type { PeriodRule } from '../category/category-period.js';
+export type { PeriodRule };
+
 /** Calendar arithmetic on YYYY-MM-DD strings, in UTC so no time zone shifts a day. */
 function parse(date: string): Date {
   return new Date(`${date}T00:00:00.000Z`);
@@ -31,12 +34,6 @@ export function addMonths(date: string, months: number): string {
   return format(d);
 }
 
-/** How a category's periods run: their length in months (null: lifetime) and an optional yearly anchor. */
-export interface PeriodRule {
-  months: number | null;
-  /** Fixed renewal basis: periods end the day before this month/day (day 1-28) or its steps through the year. */
-  anchor: { month: number; day: number } | null;
-}
 
 /** The rule of members without a category: yearly, rolling from the join date. */
 export const DEFAULT_PERIOD_RULE: PeriodRule = { months: 12, anchor: null };

@@ -4,6 +4,7 @@ import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import { CategoryService } from '../category/category.service.js';
 import { MemberCategory } from '../category/member-category.entity.js';
 import { DeletedMember } from './deleted-member.js';
+import type { MemberBillingContext } from './member-billing.js';
 import { Member } from './member.entity.js';
 import { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { MemberPage } from './member-page.js';
@@ -33,8 +34,8 @@ export class MemberResolver {
   }
 
   @Mutation(() => Member)
-  createMember(@Args(() => CreateMemberArgs) args: CreateMemberArgs, @Ctx() ctx: SubgraphContext): Promise<Member> {
-    return service(ctx).create(args);
+  createMember(@Args(() => CreateMemberArgs) args: CreateMemberArgs, @Ctx() ctx: SubgraphContext & MemberBillingContext): Promise<Member> {
+    return service(ctx).create(args, ctx.memberBilling);
   }
 
   @Mutation(() => Member)
@@ -48,8 +49,8 @@ export class MemberResolver {
   }
 
   @Mutation(() => Member, { description: 'Adds one period of the category and invoices its fee.' })
-  renewMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Member> {
-    return service(ctx).renew(id);
+  renewMember(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext & MemberBillingContext): Promise<Member> {
+    return service(ctx).renew(id, ctx.memberBilling);
   }
 
   @Mutation(() => Member, { description: 'PENDING → current, e.g. when the first fee was waived or paid elsewhere.' })

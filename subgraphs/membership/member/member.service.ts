@@ -5,17 +5,16 @@ import { NotFoundError } from '../../shared/not-found.error.js';
 import { DomainError } from '../../../core/errors.js';
 import { UUID, type Page } from '../../shared/pagination.js';
 import { AuditService } from '../audit/audit.service.js';
-import { CategoryPeriod } from '../category/category-period.js';
+import { CategoryPeriod, type PeriodRule } from '../category/category-period.js';
 import { CategoryService } from '../category/category.service.js';
 import type { MemberCategory } from '../category/member-category.entity.js';
-import { InvoiceKind } from '../finance/invoice/invoice-status.js';
-import { InvoiceService } from '../finance/invoice/invoice.service.js';
 import { normalizeSkills } from '../../shared/match-score.js';
+import type { MemberBilling } from './member-billing.js';
 import { Member } from './member.entity.js';
 import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError, RenewalOutOfRangeError } from './member.errors.js';
 import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { pageMembers } from './member-list.js';
-import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period, type PeriodRule } from './member-period.js';
+import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period } from './member-period.js';
 import { MemberSort } from './member-sort.js';
 import { MemberStatus, memberStatusOf, statusConditions, today, type MemberState } from './member-status.js';
 import { escapeLike } from '../../shared/like.js';
@@ -154,9 +153,9 @@ export class MemberService {
   /**
    * Creates a member with its first period from the join date. A member of a category with a
    * fee starts PENDING with an open invoice for that period; paying it (or `activate`) makes
-   * the member current. Free members start current.
+   * the member current. Free members start current. `billing` makes the invoice.
    */
-  async create(args: CreateMemberArgs): Promise<Member> {
+  async create(args: CreateMemberArgs, billing: MemberBilling): Promise<Member> {
     const joinedOn = args.joinedOn ?? today();
     checkDate(joinedOn, 'joinedOn');
     if (joinedOn < JOINED_ON_RANGE.from || joinedOn > JOINED_ON_RANGE.to) {
@@ -182,7 +181,7 @@ export class MemberService {
         });
         const service = new MemberService(em, this.principal);
         service.audit.record('member', member.id, 'member.created', null, memberSnapshot(member));
-        if (paying) await new InvoiceService(em, this.principal).createForPeriod(member, category, period, InvoiceKind.MEMBERSHIP);
+        if (paying) await billing.billPeriod(em, this.principal, { member, category, period, kind: 'membership' });
         return member;
       });
     } catch (error) {
@@ -249,10 +248,10 @@ export class MemberService {
   /**
    * Adds one period. ACTIVE or GRACE: from the current end (the current period goes on).
    * LAPSED: a new period from today. A FIXED category's periods end before its fixed date. The
-   * fee is invoiced (open, due when the new period starts); the row lock makes concurrent
-   * renewals each count.
+   * fee is billed by `billing` (an open invoice, due when the new period starts); the row lock
+   * makes concurrent renewals each count.
    */
-  async renew(id: string): Promise<Member> {
+  async renew(id: string, billing: MemberBilling): Promise<Member> {
     return this.em.transactional(async (em) => {
       const service = new MemberService(em, this.principal);
       const member = await service.lock(id);
@@ -269,9 +268,8 @@ export class MemberService {
       if ([added.periodEnd, graceEndsOn].some((date) => date !== null && !isCalendarDate(date))) throw new RenewalOutOfRangeError();
       if (status === MemberStatus.LAPSED) member.periodStart = added.periodStart;
       Object.assign(member, { periodEnd: added.periodEnd, graceEndsOn });
-      const invoice =
-        category && category.feeAmount > 0 ? await new InvoiceService(em, this.principal).createForPeriod(member, category, added, InvoiceKind.RENEWAL) : null;
-      service.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId: invoice?.id ?? null });
+      const invoiceId = category && category.feeAmount > 0 ? await billing.billPeriod(em, this.principal, { member, category, period: added, kind: 'renewal' }) : null;
+      service.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId });
       return member;
     });
   }
