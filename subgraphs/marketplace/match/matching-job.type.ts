@@ -11,8 +11,12 @@ export class MatchingJobType {
   @Field(() => ID)
   id!: string;
 
-  /** The page of candidateMatches (see encodeMatchPage), part of the key. */
-  @Field(() => String, { description: 'The page of candidateMatches, as jobMatches set it.' })
+  /**
+   * The page of candidateMatches (see encodeMatchPage), part of the key: @inaccessible keeps it out of the
+   * API schema (GraphQL and REST), so only the gateway's entity fetches carry it.
+   */
+  @Field(() => String)
+  @Directive('@inaccessible')
   page!: string;
 
   @Field(() => String)

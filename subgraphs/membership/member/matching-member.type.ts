@@ -11,8 +11,12 @@ export class MatchingMemberType {
   @Field(() => ID)
   id!: string;
 
-  /** The page of jobMatches (see encodeMatchPage), part of the key. */
-  @Field(() => String, { description: 'The page of jobMatches, as Query.jobMatches set it.' })
+  /**
+   * The page of jobMatches (see encodeMatchPage), part of the key: @inaccessible keeps it out of the
+   * API schema (GraphQL and REST), so only the gateway's entity fetches carry it.
+   */
+  @Field(() => String)
+  @Directive('@inaccessible')
   page!: string;
 
   @Field(() => [String])
