@@ -171,6 +171,15 @@ function documentPaths(document: OpenApiDocument): void {
 /** The membership API at /api/v1: Bearer keys (live or test), Stripe-like errors. */
 export const membershipOpenApi: OpenApiExtras = {
   securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A live or test API key.' } },
+  areas: [
+    { name: 'Members', description: 'Members, their lifecycle and renewals, and member categories.', prefixes: ['/members', '/member-categories'] },
+    { name: 'Finance', description: 'Invoices, payments, refunds, reports and the audit trail.', prefixes: ['/invoices', '/payments', '/refunds', '/finance', '/audit-events'] },
+    { name: 'Events', description: 'Events, registration, the waitlist and check-in.', prefixes: ['/events'] },
+    { name: 'Chat', description: 'Channels, direct and channel messages, and webhook endpoints.', prefixes: ['/chat'] },
+    { name: 'Jobs', description: 'Job postings, applications and matching.', prefixes: ['/jobs', '/job-applications'] },
+    { name: 'Tenders', description: 'Tenders, vendors, sealed bids, receipts and awards.', prefixes: ['/tenders', '/bids', '/bid-receipts', '/vendors'] },
+    { name: 'Documents', description: 'Documents: upload, search, extraction, classification and categories.', prefixes: ['/documents'] },
+  ],
   errorSchema: MEMBERSHIP_ERROR,
   extend: (document) => {
     financeReportCsv(document);
@@ -184,6 +193,7 @@ export const tracerouteOpenApi: OpenApiExtras = {
     apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
     apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
   },
+  areas: [{ name: 'Traces', description: 'Traceroute measurements: search, one trace, export and statistics.', prefixes: ['/traces', '/stats'] }],
   errorSchema: TRACEROUTE_ERROR,
   extend: traceExport,
 };

@@ -32,6 +32,7 @@ export type OpenApiDocument = {
   info: { title: string; version: string; description?: string };
   servers: { url: string }[];
   paths: Record<string, Record<string, OperationObject>>;
+  tags?: { name: string; description: string }[];
   components: { schemas: Record<string, SchemaObject>; securitySchemes?: Record<string, unknown> };
   security?: Record<string, string[]>[];
 };
@@ -47,6 +48,8 @@ export interface OpenApiExtras {
   errorSchema: SchemaObject;
   /** Changes to the generated document for routes served by hand (streams, other content types). */
   extend?(document: OpenApiDocument): void;
+  /** The areas operations are grouped in (OpenAPI tags), in the order readers see them, each with the path prefixes it holds. */
+  areas?: readonly { name: string; description: string; prefixes: readonly string[] }[];
 }
 
 export interface OpenApiOptions {
@@ -244,6 +247,89 @@ class Components {
   }
 }
 
+/** What an operation without a GraphQL description does, in words: "Retrieve a member", "Create a member category". */
+function summaryOf(route: BridgeRoute, fieldName: string): string {
+  const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
+  if (route.method === 'GET' && route.resource) return `Retrieve ${article(route.resource)} ${route.resource}`;
+  const [verb, ...rest] = fieldName.replace(/([A-Z])/g, ' $1').toLowerCase().split(' ');
+  const noun = rest.join(' ');
+  return `${verb[0].toUpperCase()}${verb.slice(1)} ${noun ? `${article(noun)} ${noun}` : ''}`.trim();
+}
+
+/** Sample values by a property's name, so an example reads like a request a person would send. */
+const SAMPLES: Record<string, unknown> = {
+  email: 'ada@example.org',
+  name: 'Ada Lovelace',
+  title: 'Annual meeting',
+  currency: 'EUR',
+  description: 'Membership dues',
+  url: 'https://example.org/hooks/platform',
+  country: 'DE',
+  text: 'Hello',
+};
+
+/** An example value of `schema` (resolving references), for the document's readers and code generators. */
+function exampleOf(schema: SchemaObject, schemas: Record<string, SchemaObject>, name: string, depth = 0): unknown {
+  // Deep enough for a page of objects and their nested ones; a cycle ends in null where allowed.
+  if (depth > 12) return schema.nullable ? null : undefined;
+  if (typeof schema.$ref === 'string') return exampleOf(schemas[schema.$ref.split('/').pop()!] ?? {}, schemas, name, depth + 1);
+  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(schema[key])) return exampleOf((schema[key] as SchemaObject[])[0], schemas, name, depth);
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (name in SAMPLES && (schema.type === 'string' || schema.type === undefined)) return SAMPLES[name];
+  switch (schema.type) {
+    case 'object':
+      return exampleObject((schema.properties ?? {}) as Record<string, SchemaObject>, schemas, (schema.required as string[] | undefined) ?? [], depth + 1);
+    case 'array':
+      return [exampleOf((schema.items ?? {}) as SchemaObject, schemas, name, depth + 1)].filter((item) => item !== undefined);
+    case 'integer':
+      return /amount/i.test(name) ? 2500 : name === 'limit' ? 20 : 1;
+    case 'number':
+      return 1.5;
+    case 'boolean':
+      return true;
+    case 'string':
+      if (schema.format === 'date') return '2027-01-31';
+      if (schema.format === 'date-time') return '2027-01-31T09:30:00.000Z';
+      if (name === 'id' || name.endsWith('Id') || name.endsWith('_id')) return '0192f5a8-3c4d-7e6f-8a9b-0c1d2e3f4a5b';
+      return name;
+    default:
+      return undefined;
+  }
+}
+
+/** An example of every JSON request body and success answer that has none, hand-written operations' too. */
+function addExamples(document: OpenApiDocument): void {
+  type Content = Record<string, { schema?: SchemaObject; example?: unknown }> | undefined;
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations)) {
+      const json = [
+        ((operation.requestBody as { content?: Content } | undefined)?.content ?? {})['application/json'],
+        ...Object.entries(operation.responses)
+          .filter(([status]) => status.startsWith('2'))
+          .map(([, response]) => (response.content as Content)?.['application/json']),
+      ];
+      for (const content of json) {
+        if (!content?.schema || content.example !== undefined) continue;
+        const example = exampleOf(content.schema, document.components.schemas, 'body');
+        if (example !== undefined) content.example = example;
+      }
+    }
+  }
+}
+
+/** An example object: its required properties and a few more, with sample values. */
+function exampleObject(properties: Record<string, SchemaObject>, schemas: Record<string, SchemaObject>, required: readonly string[], depth = 0): Record<string, unknown> {
+  const names = [...new Set([...required, ...Object.keys(properties).slice(0, 6)])];
+  return Object.fromEntries(
+    names
+      .map((name) => {
+        const value = exampleOf(properties[name] ?? {}, schemas, name, depth);
+        return [name, value === undefined && required.includes(name) ? null : value];
+      })
+      .filter(([, value]) => value !== undefined),
+  );
+}
+
 function pathParameters(path: string): Set<string> {
   return new Set([...path.matchAll(/:(\w+)/g)].map((m) => m[1]));
 }
@@ -285,10 +371,11 @@ function operationFor(route: BridgeRoute & { graphqlPath: string }, options: Ope
   const found = isNonNullType(field.type) || !route.resource ? field.type : new GraphQLNonNull(field.type);
   const success = components.output(found, selectionSet);
   const status = String(route.responseStatus ?? 200);
-  const description = field.description ?? `${route.method} ${route.path}`;
+  const area = options.extras?.areas?.find((candidate) => candidate.prefixes.some((prefix) => route.path === prefix || route.path.startsWith(`${prefix}/`)));
   return {
     operationId: operation.name?.value ?? route.graphqlPath,
-    summary: description.split('\n')[0],
+    summary: field.description?.split('\n')[0] ?? summaryOf(route, fieldName),
+    ...(area ? { tags: [area.name] } : {}),
     ...(field.description ? { description: field.description } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(inBody
@@ -332,11 +419,18 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
     paths,
     components: { schemas: components.schemas },
   };
+  if (options.extras?.areas) document.tags = options.extras.areas.map(({ name, description }) => ({ name, description }));
   if (options.extras) {
     document.components.schemas.Error = options.extras.errorSchema;
     document.components.securitySchemes = options.extras.securitySchemes;
     document.security = Object.keys(options.extras.securitySchemes).map((name) => ({ [name]: [] }));
     options.extras.extend?.(document);
+    // The hand-written operations the extension added join their areas too.
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const area = options.extras.areas?.find((candidate) => candidate.prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)));
+      if (area) for (const operation of Object.values(operations)) operation.tags ??= [area.name];
+    }
   }
+  addExamples(document);
   return document;
 }

@@ -495,3 +495,41 @@ describe('the contract test itself', () => {
     expect(documented.filter((operation) => !checked.has(operation))).toEqual([]);
   });
 });
+
+describe('the documents as reading matter', () => {
+  it('group every operation in an area, give each a summary that says what it does, and carry examples', () => {
+    for (const api of ['membership', 'traceroute'] as const) {
+      const document = documents[api] as Document & { tags: { name: string }[] };
+      const areas = new Set(document.tags.map((tag) => tag.name));
+      expect(areas.size).toBeGreaterThan(0);
+      for (const [path, operations] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(operations) as [string, Json][]) {
+          const where = `${api} ${method} ${path}`;
+          expect(operation.tags, where).toHaveLength(1);
+          expect(areas.has((operation.tags as string[])[0]), where).toBe(true);
+          const summary = String(operation.summary);
+          // Not the path again: words that say what the operation does.
+          expect(summary, where).not.toMatch(/^(GET|POST|PUT|PATCH|DELETE) \//);
+          expect(summary, where).toMatch(/^[A-Z]/);
+          const content = (operation.responses as Record<string, { content?: Record<string, { example?: unknown }> }>)[Object.keys(operation.responses as Json).find((status) => /^2/.test(status))!]?.content;
+          if (content?.['application/json'] && !path.includes('export')) expect(content['application/json'].example, `${where} response example`).toBeDefined();
+          const body = (operation.requestBody as { content?: Record<string, { example?: unknown; schema?: Json }> } | undefined)?.content?.['application/json'];
+          if (body?.schema && Object.keys((body.schema.properties as Json) ?? {}).length) expect(body.example, `${where} request example`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('whose examples are valid against their own schemas', () => {
+    const contract = new Contract(documents.membership);
+    for (const [template, operations] of Object.entries(documents.membership.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const example = (response.content?.['application/json'] as { example?: unknown } | undefined)?.example;
+          if (example === undefined) continue;
+          expect(contract.errors(method, template, Number(status), example), `${method} ${template} ${status}`).toEqual([]);
+        }
+      }
+    }
+  });
+});
