@@ -1,13 +1,9 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { valueRangeTop, type LineSeries } from './chart-scale';
 
-export interface LineSeries {
-  label: string;
-  values: (number | null)[];
-  color: string;
-  dash?: number[];
-}
+export type { LineSeries };
 
 const PALETTE = ['#1f5fbf', '#b3261e', '#1b7a3a', '#8a4fbf', '#a15c00', '#00707a', '#5a5a5a'];
 
@@ -17,10 +13,27 @@ export function seriesColor(index: number): string {
 }
 
 /**
- * A time series chart (uPlot) sized to its container; `times` in seconds. The caption and a
- * summary sentence carry the figures for people who cannot see the canvas.
+ * A time series chart (uPlot) sized to its container; `times` in seconds. The time axis spans
+ * `window` (the range chosen) whatever the data covers; the value axis follows the data, not
+ * reference lines. The caption and a summary sentence carry the figures for people who cannot
+ * see the canvas.
  */
-export function LineChart({ title, times, series, summary, height = 220 }: { title: string; times: number[]; series: LineSeries[]; summary?: string; height?: number }) {
+export function LineChart({
+  title,
+  times,
+  series,
+  summary,
+  window,
+  height = 220,
+}: {
+  title: string;
+  times: number[];
+  series: LineSeries[];
+  summary?: string;
+  /** [from, to] in seconds: the time axis, so one point of data still shows the whole window. */
+  window?: [number, number];
+  height?: number;
+}) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = holder.current;
@@ -31,7 +44,10 @@ export function LineChart({ title, times, series, summary, height = 220 }: { tit
         width: width(),
         height,
         legend: { show: true },
-        scales: { x: { time: true } },
+        scales: {
+          x: { time: true, ...(window ? { range: (): uPlot.Range.MinMax => window } : {}) },
+          y: { range: (): uPlot.Range.MinMax => [0, valueRangeTop(series)] },
+        },
         axes: [{}, { size: 60 }],
         series: [{}, ...series.map((line) => ({ label: line.label, stroke: line.color, width: 2, dash: line.dash, points: { show: false } }))],
       },
@@ -44,7 +60,7 @@ export function LineChart({ title, times, series, summary, height = 220 }: { tit
       resize.disconnect();
       plot.destroy();
     };
-  }, [times, series, height]);
+  }, [times, series, height, window]);
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>

@@ -121,6 +121,7 @@ function Analytics() {
     return { from: from.toISOString(), to: to.toISOString(), bucket: RANGES[range].bucket };
   }, [range]);
   const [{ data, error }] = useQuery<{ inferenceAnalytics: Analytics }>({ query: ANALYTICS, variables });
+  const chartWindow = useMemo((): [number, number] => [Date.parse(variables.from) / 1000, Date.parse(variables.to) / 1000], [variables]);
   const analytics = data?.inferenceAnalytics;
   const charts = useMemo(() => {
     if (!analytics) return undefined;
@@ -152,9 +153,9 @@ function Analytics() {
             <p>No inference calls in this window.</p>
           ) : (
             <>
-              <LineChart title="Calls by provider and model" times={charts.times} series={charts.calls} />
-              <LineChart title="Tokens by provider and model" times={charts.times} series={charts.tokens} />
-              <LineChart title="Errors by provider and model" times={charts.times} series={charts.errors} />
+              <LineChart title="Calls by provider and model" times={charts.times} series={charts.calls} window={chartWindow} />
+              <LineChart title="Tokens by provider and model" times={charts.times} series={charts.tokens} window={chartWindow} />
+              <LineChart title="Errors by provider and model" times={charts.times} series={charts.errors} window={chartWindow} />
             </>
           )}
           <div className="chart-grid">

@@ -37,7 +37,7 @@ export function Usage() {
       times,
       series: [
         { label: 'Requests', values: usage.series.map((point) => point.requests), color: seriesColor(0) },
-        { label: `Limit (${usage.limitPerMinute}/min)`, values: usage.series.map(() => usage.limitPerMinute), color: '#5a5a5a', dash: [6, 4] },
+        { label: `Limit (${usage.limitPerMinute}/min)`, values: usage.series.map(() => usage.limitPerMinute), color: '#5a5a5a', dash: [6, 4], reference: true },
         { label: '429s', values: usage.series.map((point) => point.rateLimited), color: seriesColor(1) },
         { label: '4xx', values: usage.series.map((point) => point.clientErrors), color: seriesColor(4) },
         { label: '5xx', values: usage.series.map((point) => point.serverErrors), color: seriesColor(3) },
