@@ -10,7 +10,7 @@ export interface Party {
 export interface TenderBody {
   id: string;
   status: string;
-  bidCount: number;
+  bidCount: number | null;
   termsVersion: number;
   value: { amount: number; currency: string };
   lots: { id: string; title: string; value: { amount: number; currency: string } }[];

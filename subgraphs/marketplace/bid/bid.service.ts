@@ -34,7 +34,7 @@ export function bidCountTopic(mode: string, tenderId: string): string {
   return `marketplace:tender-bids:${mode}:${tenderId}`;
 }
 
-/** Bids not withdrawn of each tender, in one statement. */
+/** Bids not withdrawn of each tender, in one statement; for the buyer's own counts only (see BidService.countsOf). */
 export async function bidCounts(em: EntityManager, tenderIds: readonly string[]): Promise<number[]> {
   const rows = tenderIds.length
     ? await em.execute<{ tender_id: string; count: string }[]>(
@@ -45,6 +45,13 @@ export async function bidCounts(em: EntityManager, tenderIds: readonly string[])
   const byTender = new Map(rows.map((row) => [row.tender_id, Number(row.count)]));
   return tenderIds.map((id) => byTender.get(id) ?? 0);
 }
+
+/**
+ * Who may learn how many bids a tender has, as SQL over the tender row `t` (parameters: the
+ * caller's account and mode): the buyer always; anyone else once the tender period is over, that
+ * is past ACTIVE, and for a tender cancelled while open only after its deadline has passed.
+ */
+const COUNT_VISIBLE = `(("t"."account_id" = ? and "t"."mode" = ?) or ("t"."status" not in ('draft', 'active') and ("t"."status" <> 'cancelled' or "t"."tender_period_end" <= clock_timestamp())))`;
 
 /**
  * Sealed bids. Every write locks the tender row and checks the deadline by the database clock
@@ -70,6 +77,23 @@ export class BidService {
    */
   private canSeeAll(tender: Tender): boolean {
     return this.tenders.isBuyer(tender) && tender.status !== TenderStatus.ACTIVE && tender.status !== TenderStatus.DRAFT;
+  }
+
+  /**
+   * Each tender's count of bids not withdrawn, or null where the caller may not know it yet
+   * (COUNT_VISIBLE), in one statement: before the deadline only the buyer learns how many bids
+   * there are, or whether there are any. The tenders are ones the caller already sees.
+   */
+  async countsOf(tenderIds: readonly string[]): Promise<(number | null)[]> {
+    const rows = tenderIds.length
+      ? await this.em.execute<{ id: string; count: string | null }[]>(
+          `select "t"."id", case when ${COUNT_VISIBLE} then (select count(*) from "marketplace"."bid" "b" where "b"."tender_id" = "t"."id" and "b"."status" <> 'withdrawn') end as "count"
+             from "marketplace"."tender" "t" where "t"."id" = any(?::uuid[])`,
+          [this.principal.accountId, this.principal.mode, `{${tenderIds.join(',')}}`],
+        )
+      : [];
+    const byTender = new Map(rows.map((row) => [row.id, row.count === null ? null : Number(row.count)]));
+    return tenderIds.map((id) => byTender.get(id) ?? null);
   }
 
   async list(args: TenderBidsArgs): Promise<Page<Bid>> {

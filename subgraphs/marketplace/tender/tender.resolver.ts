@@ -3,7 +3,7 @@ import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root
 import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import { Award } from '../award/award.entity.js';
 import { AwardService } from '../award/award.service.js';
-import { bidCounts } from '../bid/bid.service.js';
+import { BidService } from '../bid/bid.service.js';
 import { Tender } from './tender.entity.js';
 import { CancelTenderArgs, CreateTenderArgs, TendersArgs, UpdateTenderArgs } from './tender.inputs.js';
 import { TenderPage } from './tender-page.js';
@@ -48,9 +48,13 @@ export class TenderResolver {
     return new AwardService(ctx.em, ctx.principal).complete(id);
   }
 
-  @FieldResolver(() => Int, { description: 'Bids placed and not withdrawn: a count only, never amounts or vendors.' })
-  bidCount(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): Promise<number> {
-    return loaderFor(ctx, 'tender.bidCount', () => new DataLoader<string, number>((ids) => bidCounts(ctx.em, ids))).load(tender.id);
+  @FieldResolver(() => Int, {
+    nullable: true,
+    description:
+      'Bids placed and not withdrawn: a count only, never amounts or vendors. Sealed like the bids: null to anyone but the buyer until the tender period is over (past ACTIVE; a tender cancelled while open, once its deadline has passed).',
+  })
+  bidCount(@Root() tender: Tender, @Ctx() ctx: SubgraphContext): Promise<number | null> {
+    return loaderFor(ctx, 'tender.bidCount', () => new DataLoader<string, number | null>((ids) => new BidService(ctx.em, ctx.principal).countsOf(ids))).load(tender.id);
   }
 
   @FieldResolver(() => [Award], { description: 'The awards (cancelled ones included), published once the tender period is over; empty before.' })
