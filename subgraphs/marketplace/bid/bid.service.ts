@@ -54,6 +54,15 @@ export async function bidCounts(em: EntityManager, tenderIds: readonly string[])
 const COUNT_VISIBLE = `(("t"."account_id" = ? and "t"."mode" = ?) or ("t"."status" not in ('draft', 'active') and ("t"."status" <> 'cancelled' or "t"."tender_period_end" <= clock_timestamp())))`;
 
 /**
+ * The sealed-bid rule as SQL over a bid `b` and its tender `t` (parameters: the caller's account,
+ * then its account and mode), for reads that must not look each bid up alone: the vendor's own
+ * bids always; every bid to the buyer once the tender is past ACTIVE, or ACTIVE past its deadline
+ * by the database clock and not yet settled by a read (no bid can change any more). `canSeeAll`
+ * is the same rule for a tender already loaded.
+ */
+const BID_VISIBLE = `("b"."account_id" = ? or ("t"."account_id" = ? and "t"."mode" = ? and ("t"."status" not in ('draft', 'active') or ("t"."status" = 'active' and "t"."tender_period_end" <= clock_timestamp()))))`;
+
+/**
  * Sealed bids. Every write locks the tender row and checks the deadline by the database clock
  * twice: when the lock is granted, and as the last statement before COMMIT. Every read goes
  * through `visible`, the one place that decides who sees which bids.
@@ -107,12 +116,25 @@ export class BidService {
 
   /** A bid the caller may see, or null. */
   async find(id: string): Promise<Bid | null> {
-    if (!UUID.test(id)) return null;
-    const bid = await this.em.findOne(Bid, { id, mode: this.principal.mode });
-    if (!bid) return null;
-    if (bid.accountId === this.principal.accountId) return bid;
-    const tender = await this.tenders.find(bid.tenderId);
-    return tender && this.canSeeAll(tender) ? bid : null;
+    const [bid] = await this.findMany([id]);
+    return bid;
+  }
+
+  /**
+   * The bids the caller may see among `ids`, in their order (null for the rest), in one statement
+   * that applies the sealed-bid rule itself (BID_VISIBLE): a page of references costs one query.
+   */
+  async findMany(ids: readonly string[]): Promise<(Bid | null)[]> {
+    const valid = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+    const rows = valid.length
+      ? await this.em.execute<Record<string, unknown>[]>(
+          `select "b".* from "marketplace"."bid" "b" join "marketplace"."tender" "t" on "t"."id" = "b"."tender_id"
+            where "b"."id" = any(?::uuid[]) and "b"."mode" = ? and ${BID_VISIBLE}`,
+          [`{${valid.join(',')}}`, this.principal.mode, this.principal.accountId, this.principal.accountId, this.principal.mode],
+        )
+      : [];
+    const byId = new Map(rows.map((row) => [String(row.id), this.em.map(Bid, row)]));
+    return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
 
   /** The receipts of each bid, oldest first, in one statement; for bids already shown to the caller. */
