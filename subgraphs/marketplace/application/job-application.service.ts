@@ -9,6 +9,7 @@ import { normalizeSkills } from '../../shared/match-score.js';
 import { recordTransition } from '../audit/marketplace-audit.js';
 import { JobPosting } from '../job/job-posting.entity.js';
 import { effectiveStatus, JobPostingStatus } from '../job/job-posting-status.js';
+import { candidateMember } from './candidate-member.js';
 import { JobApplication } from './job-application.entity.js';
 import { ApplicationNotActiveError, DuplicateApplicationError, InvalidCandidateError, PostingNotOpenError } from './job-application.errors.js';
 import type { ApplyToJobArgs, HireJobApplicationArgs, JobApplicantsArgs, MoveJobApplicationArgs, RejectJobApplicationArgs } from './job-application.inputs.js';
@@ -68,6 +69,8 @@ export class JobApplicationService {
     if (args.resumeDocumentId && args.resumeText) {
       throw new InvalidCandidateError('Give the resume as resumeDocumentId or as resumeText, not both', 'resumeText');
     }
+    // Every key this person may already hold an active application under, and the one stored.
+    let keys = [candidate.key];
     try {
       const application = await this.em.transactional(async (em) => {
         // The lock orders applications against a concurrent close or fill of the same posting.
@@ -77,7 +80,13 @@ export class JobApplicationService {
         if (!posting) throw new NotFoundError('job_posting', args.id);
         const status = effectiveStatus(posting.state, posting.closesAt);
         if (status !== JobPostingStatus.OPEN) throw new PostingNotOpenError(status);
-        const existing = await em.findOne(JobApplication, { ...this.scope, jobPostingId: posting.id, candidateKey: candidate.key, status: JobApplicationStatus.ACTIVE });
+        // One person, one active application: an outside candidate with a member's email is that
+        // member (key: the member id), and a member's email may name an application made before
+        // the address became a member's. Applications to one posting queue on its row lock.
+        const member = await candidateMember(em, this.scope, candidate);
+        const key = member?.id ?? candidate.key;
+        keys = [...new Set([key, candidate.key, ...(member ? [member.email] : [])])];
+        const existing = await em.findOne(JobApplication, { ...this.scope, jobPostingId: posting.id, candidateKey: { $in: keys }, status: JobApplicationStatus.ACTIVE });
         if (existing) throw new DuplicateApplicationError(existing.id);
         const now = new Date();
         const created = em.create(JobApplication, {
@@ -86,7 +95,7 @@ export class JobApplicationService {
           memberId: candidate.memberId,
           candidateName: candidate.name,
           candidateEmail: candidate.email,
-          candidateKey: candidate.key,
+          candidateKey: key,
           coverLetter: args.coverLetter ?? null,
           answers: (args.answers ?? []).map(({ question, answer }) => ({ question, answer })),
           resumeDocumentId: args.resumeDocumentId ?? null,
@@ -103,7 +112,7 @@ export class JobApplicationService {
     } catch (error) {
       // Two applications racing past the check above: the partial unique index lets one in.
       if (error instanceof UniqueConstraintViolationException) {
-        const existing = await this.em.fork().findOne(JobApplication, { ...this.scope, jobPostingId: args.id, candidateKey: candidate.key, status: JobApplicationStatus.ACTIVE });
+        const existing = await this.em.fork().findOne(JobApplication, { ...this.scope, jobPostingId: args.id, candidateKey: { $in: keys }, status: JobApplicationStatus.ACTIVE });
         if (existing) throw new DuplicateApplicationError(existing.id);
       }
       throw error;
