@@ -16,6 +16,8 @@ export const tracerouteRoutes: BridgeRoutes = {
 export const tracerouteExpanded = [
   'TracePage.data',
   'Trace.hops',
+  'Hop.responders',
+  'Hop.stray_replies',
   'Trace.anomaly',
   'TraceStats.by_direction',
   'TraceStats.by_status',

@@ -4,6 +4,7 @@ import { PathBaseline } from './baseline/path-baseline.entity.js';
 import { Migration20261122000400Traces } from './migrations/Migration20261122000400Traces.js';
 import { Migration20261122000600TraceStore } from './migrations/Migration20261122000600TraceStore.js';
 import { Migration20261123000100FailedBeforeAnyHop } from './migrations/Migration20261123000100FailedBeforeAnyHop.js';
+import { Migration20261128000100StopReason } from './migrations/Migration20261128000100StopReason.js';
 import { Trace } from './trace/trace.entity.js';
 
 /** The traceroute subgraph's ORM: its entities and migrations, in the `traceroute` schema. */
@@ -14,6 +15,7 @@ export const tracerouteOrmOptions = {
     { name: 'Migration20261122000400Traces', class: Migration20261122000400Traces },
     { name: 'Migration20261122000600TraceStore', class: Migration20261122000600TraceStore },
     { name: 'Migration20261123000100FailedBeforeAnyHop', class: Migration20261123000100FailedBeforeAnyHop },
+    { name: 'Migration20261128000100StopReason', class: Migration20261128000100StopReason },
     idempotentOutcomesMigration('traceroute'),
   ],
 };

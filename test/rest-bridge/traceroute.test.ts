@@ -71,14 +71,18 @@ describe('GET /v1/public/traces', () => {
     expect(Object.keys(trace).sort()).toEqual([
       'af', 'anomaly', 'anomaly_score', 'as_path', 'created_at', 'direction', 'error', 'hop_count', 'hops', 'loss', 'measured_at',
       'msm_id', 'probe_as_name', 'probe_asn', 'probe_city', 'probe_country', 'probe_id', 'probe_ip', 'probe_latitude',
-      'probe_longitude', 'protocol', 'responding_hops', 'rtt_ms', 'status', 'target_as_name', 'target_asn', 'target_city',
+      'probe_longitude', 'protocol', 'responding_hops', 'rtt_ms', 'status', 'stop_reason', 'target_as_name', 'target_asn', 'target_city',
       'target_country', 'target_domain', 'target_ip', 'target_latitude', 'target_longitude', 'trace_id',
     ]);
     expect(trace.probe_country).toBe('PK');
     expect(Object.keys(trace.anomaly).sort()).toEqual(['as_path_change', 'baseline_rtt_ms', 'baseline_samples', 'incomplete', 'leaves_country', 'loss', 'new_asn', 'rtt_inflation']);
     expect(Object.keys(trace.hops[0]).sort()).toEqual([
-      'as_name', 'asn', 'city', 'country', 'errors', 'hop', 'hostname', 'ip', 'late', 'latitude', 'longitude', 'loss', 'mpls', 'private',
-      'received', 'rtt_avg', 'rtts', 'sent',
+      'as_name', 'asn', 'city', 'country', 'duplicates', 'errors', 'hop', 'hostname', 'ip', 'ixp', 'late', 'latitude', 'longitude', 'loss',
+      'mpls', 'other_destination', 'private', 'received', 'responders', 'rtt_avg', 'rtts', 'sent', 'stray_replies',
+    ]);
+    const responder = trace.hops.flatMap((h: Record<string, any>) => h.responders)[0];
+    expect(Object.keys(responder).sort()).toEqual([
+      'as_name', 'asn', 'city', 'country', 'errors', 'hostname', 'ip', 'ixp', 'latitude', 'longitude', 'mpls', 'private', 'received', 'rtt_avg', 'rtts',
     ]);
     const stats = (await (await get('/v1/public/stats?hours=96')).json()) as Record<string, any>;
     expect(Object.keys(stats).sort()).toEqual(['anomaly_distribution', 'by_direction', 'by_status', 'per_hour', 'since', 'top_asns', 'top_probe_cities', 'top_target_cities', 'total', 'until']);

@@ -20,7 +20,7 @@ export const CSV_COLUMNS: [string, string][] = [
   ['target_domain', 't.target_domain'], ['target_ip', 't.target_ip'], ['target_city', 't.target_city'], ['target_country', 't.target_country'],
   ['target_asn', 't.target_asn'], ['target_as_name', 't.target_as_name'], ['hop_count', 't.hop_count'], ['responding_hops', 't.responding_hops'],
   ['loss', 't.loss'], ['rtt_ms', 't.rtt_ms'], ['as_path', `array_to_string(t.as_path, ' ')`], ['anomaly_score', 't.anomaly_score'],
-  ['error', 't.error'],
+  ['error', 't.error'], ['stop_reason', 't.stop_reason'],
 ];
 
 /** The query parameter each filter property is read from (the names of GET /traces). */
@@ -163,7 +163,7 @@ export function exportSql(query: ExportQuery): string {
     'target_domain', t.target_domain, 'target_ip', t.target_ip, 'target_city', t.target_city, 'target_country', t.target_country,
     'target_asn', t.target_asn, 'target_as_name', t.target_as_name, 'target_latitude', t.target_lat, 'target_longitude', t.target_lon,
     'hop_count', t.hop_count, 'responding_hops', t.responding_hops, 'loss', t.loss, 'rtt_ms', t.rtt_ms, 'as_path', t.as_path,
-    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'error', t.error, 'created_at', t.created_at)${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
+    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'error', t.error, 'stop_reason', t.stop_reason, 'created_at', t.created_at)${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
   // CSV format with a quote and delimiter that JSON text never contains passes each line through untouched.
   return `copy (select case when row_number() over () > 1 then ',' else '' end || (${object})::text from (${rows}) t)
     to stdout with (format csv, delimiter e'\\x02', quote e'\\x01')`;

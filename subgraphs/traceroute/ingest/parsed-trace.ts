@@ -1,17 +1,40 @@
 import type { TraceSource } from '../trace/trace-source.js';
+import type { TraceStopReason } from '../trace/trace-stop-reason.js';
 
-/** One answer (or silence) to one probe packet. */
+/**
+ * What one entry of a hop's record is. `reply` and `timeout` are the outcome of one probe each;
+ * the rest are set apart: `late` (RIPE `late`: the answer to an earlier probe), `duplicate`
+ * (RIPE `dup`, or a second scamper reply to one probe), `other_destination` (RIPE `edst`: the
+ * quoted packet was addressed elsewhere) and `error` (the probe could not be sent).
+ */
+export type ReplyKind = 'reply' | 'timeout' | 'late' | 'duplicate' | 'other_destination' | 'error';
+
+/** One entry of a hop as the source recorded it. */
 export interface ParsedReply {
+  kind: ReplyKind;
   ip: string | null;
   rtt: number | null;
-  late: boolean;
+  /** The ICMP error in RIPE Atlas's words: N, H, A, P, p, h, n, or the unreachable code as a number. */
   err: string | null;
+  icmpType: number | null;
+  icmpCode: number | null;
+  /** RIPE `late`: how many probes earlier the answered one was. */
+  lateBy: number | null;
+  /** RIPE `edst`: where the packet that drew this answer was going instead of the target. */
+  destination: string | null;
+  replyTtl: number | null;
+  /** scamper's probe_id (1 for the first attempt at this TTL). */
+  probeId: number | null;
+  /** Why the probe could not be sent (RIPE `{error}` in a hop's result). */
+  error: string | null;
+  hostname: string | null;
   mpls: number[];
 }
 
 export interface ParsedHop {
   hop: number;
-  hostname: string | null;
+  /** Probes sent at this TTL, read from the source's own fields (see each parser). */
+  sent: number;
   replies: ParsedReply[];
   /** A hop-level error (RIPE `{hop, error}`): the probe could not send at this TTL. */
   error: string | null;
@@ -31,14 +54,21 @@ export interface ParsedTrace {
   protocol: string | null;
   /** The probe's public address when known, else its source address. */
   probeIp: string | null;
+  /** Every address the probe is known by (public and source): a hop answering from one is NAT echoing the probe. */
+  probeAddresses: string[];
   /** Null when the measurement failed before it had an address (name resolution failed). */
   targetIp: string | null;
   targetDomain: string | null;
   hops: ParsedHop[];
-  /** Why the measurement failed before any hop; null when it ran. */
+  /** Why the measurement failed before its first probe went out; null when it ran. */
   error: string | null;
-  /** What the source says about reaching the target (scamper's stop_reason); null to infer from hops. */
-  reachedTarget: boolean | null;
+  /** Why the trace stopped: scamper's stop_reason, or what a RIPE Atlas result shows. */
+  stopReason: TraceStopReason;
+}
+
+/** A reply with every optional field empty, for the parsers to fill in. */
+export function blankReply(kind: ReplyKind): ParsedReply {
+  return { kind, ip: null, rtt: null, err: null, icmpType: null, icmpCode: null, lateBy: null, destination: null, replyTtl: null, probeId: null, error: null, hostname: null, mpls: [] };
 }
 
 /** A record that could not be imported, with where it was and why. */

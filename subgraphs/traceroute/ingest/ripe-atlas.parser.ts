@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '../enrichment/ip-enricher.js';
 import { TraceSource } from '../trace/trace-source.js';
-import { RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
+import { TraceStopReason } from '../trace/trace-stop-reason.js';
+import { blankReply, RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,17 +25,61 @@ function mplsLabels(icmpext: unknown): number[] {
   return labels;
 }
 
+/**
+ * One entry of a hop's `result`: a timeout (`x: "*"`), a probe that could not be sent (`error`), or
+ * an answer, which is set apart when it is `late` (no RTT: it answers an earlier probe), a `dup`
+ * or carries `edst` (the quoted packet was going elsewhere).
+ */
 function reply(raw: unknown, where: string): ParsedReply {
   if (!isObject(raw)) throw new RecordRejection(`${where}: a reply is not an object`);
-  if (raw.x === '*') return { ip: null, rtt: null, late: false, err: null, mpls: [] };
+  if (raw.x === '*') return blankReply('timeout');
+  if (typeof raw.error === 'string' && raw.from === undefined) return { ...blankReply('error'), error: raw.error };
   const ip = typeof raw.from === 'string' ? raw.from : null;
   if (ip !== null && !isIP(ip)) throw new RecordRejection(`${where}: "${ip}" is not an IP address`);
-  const rtt = typeof raw.rtt === 'number' && Number.isFinite(raw.rtt) && raw.rtt >= 0 ? raw.rtt : null;
+  if (ip === null) return blankReply('timeout');
   const late = typeof raw.late === 'number' || raw.late === true;
-  // err is a letter (N, H, A, P, p: unreachable kinds) or the ICMP code as a number.
-  const err = raw.err === undefined ? null : String(raw.err);
-  // A `late` reply came after the probe gave up: its address counts, its RTT is unknown.
-  return { ip, rtt: late ? null : rtt, late, err, mpls: mplsLabels(raw.icmpext) };
+  const destination = typeof raw.edst === 'string' && raw.edst !== '' ? raw.edst : null;
+  const kind = raw.dup === true || raw.dup === 1 ? 'duplicate' : late ? 'late' : destination !== null ? 'other_destination' : 'reply';
+  const rtt = !late && typeof raw.rtt === 'number' && Number.isFinite(raw.rtt) && raw.rtt >= 0 ? raw.rtt : null;
+  return {
+    ...blankReply(kind),
+    ip,
+    rtt,
+    // err is a letter (N, H, A, P, p, h, n: unreachable kinds) or the ICMP code as a number.
+    err: raw.err === undefined || raw.err === null ? null : String(raw.err),
+    lateBy: typeof raw.late === 'number' ? raw.late : late ? 1 : null,
+    destination,
+    replyTtl: Number.isInteger(raw.ttl) ? (raw.ttl as number) : null,
+    mpls: mplsLabels(raw.icmpext),
+  };
+}
+
+/** Probes sent at a hop: one per entry that is a probe's own outcome (an answer or a timeout). */
+const probesSent = (replies: ParsedReply[]) => replies.filter((r) => r.kind === 'reply' || r.kind === 'timeout').length;
+
+/**
+ * Why an Atlas traceroute stopped, read from its hops as the probe decides it: the target
+ * answered; a probe could not be sent; an ICMP unreachable at its last hop; the gap limit (the
+ * probe then sends one last probe as hop 255); else it ran out of hops.
+ */
+function stopReasonOf(hops: ParsedHop[], targetIp: string): TraceStopReason {
+  const counted = hops.flatMap((h) => h.replies.filter((r) => r.kind === 'reply'));
+  if (counted.some((r) => r.ip === targetIp && r.err === null)) return TraceStopReason.completed;
+  if (hops.some((h) => h.error !== null || h.replies.some((r) => r.kind === 'error'))) return TraceStopReason.error;
+  const last = hops.filter((h) => h.hop !== 255).at(-1);
+  if (last?.replies.some((r) => r.kind === 'reply' && r.err !== null)) return TraceStopReason.unreach;
+  if (hops.some((h) => h.hop === 255)) return TraceStopReason.gaplimit;
+  return hops.length ? TraceStopReason.hoplimit : TraceStopReason.none;
+}
+
+/** The errors of a trace that never sent a probe (bind or sendto failed at its first hop), joined; else null. */
+function failureBeforeFirstProbe(record: Json, hops: ParsedHop[]): string | null {
+  if (hops.some((h) => h.sent > 0)) return null;
+  const texts = [
+    ...(typeof record.error === 'string' ? [record.error] : isObject(record.error) ? [JSON.stringify(record.error)] : []),
+    ...hops.flatMap((h) => [...(h.error ? [h.error] : []), ...h.replies.flatMap((r) => (r.error ? [r.error] : []))]),
+  ];
+  return texts.length ? [...new Set(texts)].join('; ').slice(0, 500) : null;
 }
 
 const domainOf = (name: string | null) => (name ? name.toLowerCase().slice(0, 253) : null);
@@ -58,9 +103,9 @@ function failureBeforeAnyHop(record: Json): { error: string; domain: string } | 
 }
 
 /**
- * A RIPE Atlas traceroute result (every firmware: `x: "*"` silences, `err`, `late`, `icmpext`,
- * IPv6, hop-level `error`, the 255 end marker) as a ParsedTrace. Throws RecordRejection for
- * another measurement type or a malformed result.
+ * A RIPE Atlas traceroute result (every firmware: `x: "*"` silences, `err`, `late`, `dup`, `edst`,
+ * `icmpext`, IPv6, hop-level and reply-level `error`, the 255 end marker) as a ParsedTrace. Throws
+ * RecordRejection for another measurement type or a malformed result.
  */
 export function parseAtlasTraceroute(record: Json): ParsedTrace {
   if (record.type !== undefined && record.type !== 'traceroute') {
@@ -90,6 +135,7 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
     measuredAt,
     protocol: typeof record.proto === 'string' ? record.proto.toUpperCase() : null,
     probeIp,
+    probeAddresses: [...new Set([from, src].filter((ip): ip is string => ip !== null))],
   };
   if (!isIP(targetIp)) {
     // A probe that could not even start (its resolver failed on dst_name) still made a measurement:
@@ -102,29 +148,32 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
       targetIp: null,
       targetDomain: failure.domain,
       hops: [],
-      reachedTarget: false,
       error: failure.error,
+      stopReason: TraceStopReason.error,
     };
   }
-  if (!Array.isArray(record.result)) throw new RecordRejection('no "result" array of hops');
+  const rawHops = Array.isArray(record.result) ? record.result : [];
+  if (!Array.isArray(record.result) && typeof record.error !== 'string' && !isObject(record.error)) throw new RecordRejection('no "result" array of hops');
   const af = record.af === 6 || isIP(targetIp) === 6 ? 6 : 4;
-  const hops: ParsedHop[] = record.result.map((rawHop, index): ParsedHop => {
+  const hops: ParsedHop[] = rawHops.map((rawHop, index): ParsedHop => {
     const where = `hop #${index + 1}`;
     if (!isObject(rawHop) || !Number.isInteger(rawHop.hop) || (rawHop.hop as number) < 0 || (rawHop.hop as number) > 255) {
       throw new RecordRejection(`${where}: "hop" must be an integer from 0 to 255`);
     }
-    if (typeof rawHop.error === 'string') return { hop: rawHop.hop as number, hostname: null, replies: [], error: rawHop.error };
+    if (typeof rawHop.error === 'string' && !Array.isArray(rawHop.result)) return { hop: rawHop.hop as number, sent: 0, replies: [], error: rawHop.error };
     if (!Array.isArray(rawHop.result)) throw new RecordRejection(`${where}: no "result" array`);
-    return { hop: rawHop.hop as number, hostname: null, replies: rawHop.result.map((r) => reply(r, where)), error: null };
+    const replies = rawHop.result.map((r) => reply(r, where));
+    return { hop: rawHop.hop as number, sent: probesSent(replies), replies, error: typeof rawHop.error === 'string' ? rawHop.error : null };
   });
   const dstName = typeof record.dst_name === 'string' && record.dst_name !== targetIp && !isIP(record.dst_name) ? record.dst_name : null;
+  const error = failureBeforeFirstProbe(record, hops);
   return {
     ...measurement,
     af,
     targetIp,
     targetDomain: domainOf(dstName),
     hops,
-    reachedTarget: null,
-    error: null,
+    error,
+    stopReason: error !== null ? TraceStopReason.error : stopReasonOf(hops, targetIp),
   };
 }

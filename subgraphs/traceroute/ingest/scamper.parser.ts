@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import { TraceSource } from '../trace/trace-source.js';
-import { RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
+import { TraceStopReason } from '../trace/trace-stop-reason.js';
+import { icmpError } from './icmp-error.js';
+import { blankReply, RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,10 +29,36 @@ export function classifyScamper(record: Json): ScamperLine {
   return { kind: 'skip' };
 }
 
+const integer = (value: unknown): number | null => (Number.isInteger(value) ? (value as number) : null);
+
+/** MPLS labels of scamper's `icmpext`: [{ie_cn: 1, ie_ct: 1, mpls_labels: [{mpls_label, ...}]}]. */
+function mplsLabels(icmpext: unknown): number[] {
+  if (!Array.isArray(icmpext)) return [];
+  return icmpext.flatMap((ext) =>
+    isObject(ext) && Array.isArray(ext.mpls_labels) ? ext.mpls_labels.flatMap((l) => (isObject(l) && Number.isInteger(l.mpls_label) ? [l.mpls_label as number] : [])) : [],
+  );
+}
+
 /**
- * A scamper2 `trace` object (warts2json / traceroute-caller output) as a ParsedTrace. Replies
- * are grouped by probe_ttl; TTLs that never answered are filled with silences so the hop list has
- * no holes. `hostname` (from cycle-start) stands for the probe.
+ * Probes sent per TTL. scamper lists answers only, each with its probe_id (1 for the first attempt):
+ * by default it stops probing a TTL at its first answer, so probe_id k answered means k probes went
+ * out, and a silent TTL had all `attempts`; with all-attempts (-Q) every TTL had `attempts`. The
+ * trace's probe_count (all probes sent) tells the two apart; without it the first reading stands.
+ */
+function probesSent(ttls: number[], answered: Map<number, number>, attempts: number, probeCount: number | null): Map<number, number> {
+  const firstAnswer = new Map(ttls.map((ttl) => [ttl, answered.get(ttl) ?? attempts]));
+  const all = new Map(ttls.map((ttl) => [ttl, Math.max(attempts, answered.get(ttl) ?? 0)]));
+  const total = (sent: Map<number, number>) => [...sent.values()].reduce((a, b) => a + b, 0);
+  return probeCount !== null && total(firstAnswer) !== probeCount && total(all) === probeCount ? all : firstAnswer;
+}
+
+const STOP_REASONS = new Set<string>(Object.values(TraceStopReason));
+
+/**
+ * A scamper2 `trace` object (sc_warts2json / scamper -O json / traceroute-caller output) as a
+ * ParsedTrace. Every TTL from firsthop to hop_count is a hop, the silent ones too (a trace that
+ * stopped on its gap limit ends in them); unanswered probes are timeouts in probe_id order; a
+ * second answer to one probe is a duplicate. `hostname` (from cycle-start) stands for the probe.
  */
 export function parseScamperTrace(record: Json, hostname: string | null): ParsedTrace {
   const targetIp = typeof record.dst === 'string' ? record.dst : '';
@@ -39,39 +67,62 @@ export function parseScamperTrace(record: Json, hostname: string | null): Parsed
   if (!start || typeof start.sec !== 'number' || start.sec <= 0) throw new RecordRejection('start.sec must be a Unix time');
   const measuredAt = new Date(start.sec * 1000 + Math.floor(Number(start.usec ?? 0) / 1000));
   if (Number.isNaN(measuredAt.getTime())) throw new RecordRejection('start is out of range');
-  if (!Array.isArray(record.hops)) throw new RecordRejection('no "hops" array');
-  const attempts = Number.isInteger(record.attempts) && (record.attempts as number) > 0 ? (record.attempts as number) : 1;
-  const byTtl = new Map<number, { hostname: string | null; replies: ParsedReply[] }>();
-  for (const [index, raw] of record.hops.entries()) {
+  const hopCount = integer(record.hop_count);
+  // A trace whose every probe went unanswered has no "hops" at all, only its hop_count.
+  if (!Array.isArray(record.hops) && hopCount === null) throw new RecordRejection('no "hops" array');
+  const rawHops: unknown[] = Array.isArray(record.hops) ? record.hops : [];
+  const af = isIP(targetIp) === 6 ? 6 : 4;
+  const attempts = (integer(record.attempts) ?? 0) > 0 ? (record.attempts as number) : 1;
+  const byTtl = new Map<number, ParsedReply[]>();
+  const answered = new Map<number, number>();
+  for (const [index, raw] of rawHops.entries()) {
     if (!isObject(raw) || !Number.isInteger(raw.probe_ttl) || (raw.probe_ttl as number) < 0 || (raw.probe_ttl as number) > 255) {
       throw new RecordRejection(`hop #${index + 1}: probe_ttl must be an integer from 0 to 255`);
     }
-    const addr = typeof raw.addr === 'string' && isIP(raw.addr) ? raw.addr : null;
-    const entry = byTtl.get(raw.probe_ttl as number) ?? { hostname: null, replies: [] };
-    entry.hostname ||= typeof raw.name === 'string' && raw.name ? raw.name : null;
+    const ttl = raw.probe_ttl as number;
+    const replies = byTtl.get(ttl) ?? [];
+    byTtl.set(ttl, replies);
+    const probeId = integer(raw.probe_id) ?? replies.length + 1;
+    answered.set(ttl, Math.max(answered.get(ttl) ?? 0, probeId));
     // "*" or "" in addr: scamper kept the probe but not who answered; the answer is not usable.
-    entry.replies.push({
-      ip: addr,
-      rtt: addr && typeof raw.rtt === 'number' && raw.rtt >= 0 ? raw.rtt : null,
-      late: false,
-      err: raw.icmp_type === 3 ? String(raw.icmp_code ?? '') : null,
-      mpls: [],
+    const ip = typeof raw.addr === 'string' && isIP(raw.addr) ? raw.addr : null;
+    const again = replies.some((r) => r.probeId === probeId && r.kind === 'reply');
+    const icmpType = integer(raw.icmp_type);
+    const icmpCode = integer(raw.icmp_code);
+    replies.push({
+      ...blankReply(ip === null ? 'timeout' : again ? 'duplicate' : 'reply'),
+      ip,
+      rtt: ip && typeof raw.rtt === 'number' && raw.rtt >= 0 ? raw.rtt : null,
+      err: ip === null ? null : icmpError(af, icmpType, icmpCode, ip === targetIp),
+      icmpType,
+      icmpCode,
+      replyTtl: integer(raw.reply_ttl),
+      probeId,
+      hostname: typeof raw.name === 'string' && raw.name ? raw.name : null,
+      mpls: mplsLabels(raw.icmpext),
     });
-    byTtl.set(raw.probe_ttl as number, entry);
   }
-  const last = Math.max(0, ...byTtl.keys());
-  const first = Number.isInteger(record.firsthop) ? (record.firsthop as number) : 1;
-  const hops: ParsedHop[] = [];
-  for (let ttl = Math.min(first, last || first); ttl <= last; ttl++) {
-    const entry = byTtl.get(ttl);
-    const replies = entry?.replies ?? [];
-    // Scamper lists answers only; the silences are the attempts that got none.
-    while (replies.length < attempts && !entry?.replies.some((r) => r.ip)) replies.push({ ip: null, rtt: null, late: false, err: null, mpls: [] });
-    hops.push({ hop: ttl, hostname: entry?.hostname ?? null, replies, error: null });
-  }
+  const seen = [...byTtl.keys()];
+  const first = Math.min(integer(record.firsthop) ?? 1, ...seen);
+  const last = Math.max(hopCount ?? 0, ...seen);
+  const ttls = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => first + i);
+  const sentByTtl = probesSent(ttls, answered, attempts, integer(record.probe_count));
+  const hops: ParsedHop[] = ttls.map((ttl) => {
+    const sent = sentByTtl.get(ttl)!;
+    const listed = byTtl.get(ttl) ?? [];
+    const outcomes = new Set(listed.filter((r) => r.kind !== 'duplicate').map((r) => r.probeId));
+    const silent = Array.from({ length: sent }, (_, i) => i + 1)
+      .filter((id) => !outcomes.has(id))
+      .map((id) => ({ ...blankReply('timeout'), probeId: id }));
+    const replies = [...listed, ...silent].sort((a, b) => a.probeId! - b.probeId!);
+    return { hop: ttl, sent, replies, error: null };
+  });
   const src = typeof record.src === 'string' && isIP(record.src) ? record.src : null;
   const host = typeof record.hostname === 'string' ? record.hostname : hostname;
   const method = typeof record.method === 'string' ? record.method.toLowerCase() : '';
+  const reason = typeof record.stop_reason === 'string' ? record.stop_reason.toLowerCase() : '';
+  const stopReason = STOP_REASONS.has(reason) ? (reason as TraceStopReason) : TraceStopReason.none;
+  const nothingSent = hops.every((h) => h.sent === 0) && (integer(record.probe_count) ?? 0) === 0;
   return {
     source: TraceSource.SCAMPER,
     measurementKey: `scamper:${host ?? 'unknown'}:${src ?? 'unknown'}:${targetIp}`.slice(0, 160),
@@ -79,13 +130,14 @@ export function parseScamperTrace(record: Json, hostname: string | null): Parsed
     msmId: null,
     probeId: null,
     measuredAt,
-    af: isIP(targetIp) === 6 ? 6 : 4,
+    af,
     protocol: method.startsWith('icmp') ? 'ICMP' : method.startsWith('udp') ? 'UDP' : method.startsWith('tcp') ? 'TCP' : null,
     probeIp: src,
+    probeAddresses: src ? [src] : [],
     targetIp,
     targetDomain: null,
     hops,
-    reachedTarget: typeof record.stop_reason === 'string' ? record.stop_reason === 'COMPLETED' : null,
-    error: null,
+    error: stopReason === TraceStopReason.error && nothingSent ? `scamper stopped with an error before its first probe (stop_data ${String(record.stop_data ?? '')})` : null,
+    stopReason,
   };
 }

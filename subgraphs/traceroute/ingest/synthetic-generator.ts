@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { IpEnricher } from '../enrichment/ip-enricher.js';
 import { TraceSource } from '../trace/trace-source.js';
-import type { ParsedHop, ParsedTrace } from './parsed-trace.js';
+import { TraceStopReason } from '../trace/trace-stop-reason.js';
+import { blankReply, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
 
 const require = createRequire(import.meta.url);
 
@@ -134,20 +135,20 @@ export class SyntheticTraceGenerator {
     path.push(target.asn);
     const baseRtt = international ? 110 + this.random() * 120 : 8 + this.random() * 30;
     const inflation = anomalous ? 2.5 + this.random() * 2 : 1;
-    const hops: ParsedHop[] = [{ hop: 1, hostname: null, replies: this.replies('192.168.1.1', 0.6), error: null }];
+    const hops: ParsedHop[] = [{ hop: 1, sent: 3, replies: this.replies('192.168.1.1', 0.6), error: null }];
     const stations = path.flatMap((asn, index) => Array.from({ length: index === path.length - 1 ? 1 : 1 + Math.floor(this.random() * 2) }, () => asn));
     stations.forEach((asn, index) => {
       const last = index === stations.length - 1;
       const rtt = (baseRtt * inflation * (index + 1)) / stations.length;
       const ip = last ? target.ip : this.address(asn, null, false);
       const silent = !last && this.random() < 0.08;
-      hops.push({ hop: index + 2, hostname: null, replies: silent ? this.silence() : this.replies(ip, rtt), error: null });
+      hops.push({ hop: index + 2, sent: 3, replies: silent ? this.silence() : this.replies(ip, rtt), error: null });
     });
     if (failed) {
       const cut = 2 + Math.floor(this.random() * (hops.length - 2));
       hops.splice(cut);
-      for (let n = 0; n < 3; n++) hops.push({ hop: cut + n + 1, hostname: null, replies: this.silence(), error: null });
-      hops.push({ hop: 255, hostname: null, replies: this.silence(), error: null });
+      for (let n = 0; n < 3; n++) hops.push({ hop: cut + n + 1, sent: 3, replies: this.silence(), error: null });
+      hops.push({ hop: 255, sent: 3, replies: this.silence(), error: null });
     }
     const msmId = this.msm + (target.ip.length % 97);
     const probeId = 1_000_000 + (this.pkProbes.indexOf(probe) >= 0 ? this.pkProbes.indexOf(probe) : 100 + this.foreignProbes.indexOf(probe));
@@ -163,17 +164,19 @@ export class SyntheticTraceGenerator {
       probeIp: probe.ip,
       targetIp: target.ip,
       targetDomain: target.domain,
-      hops: hops.map((h) => ({ ...h, error: h.error ?? null })),
-      reachedTarget: null,
+      probeAddresses: [probe.ip],
+      hops,
       error: null,
+      // A failed trace here ends like an Atlas one that ran into its gap limit: silence, then hop 255.
+      stopReason: failed ? TraceStopReason.gaplimit : TraceStopReason.completed,
     };
   }
 
-  private replies(ip: string, rtt: number) {
-    return Array.from({ length: 3 }, () => ({ ip, rtt: Math.round((rtt + this.random() * rtt * 0.1) * 1000) / 1000, late: false, err: null, mpls: [] }));
+  private replies(ip: string, rtt: number): ParsedReply[] {
+    return Array.from({ length: 3 }, () => ({ ...blankReply('reply'), ip, rtt: Math.round((rtt + this.random() * rtt * 0.1) * 1000) / 1000 }));
   }
 
-  private silence() {
-    return Array.from({ length: 3 }, () => ({ ip: null, rtt: null, late: false, err: null, mpls: [] }));
+  private silence(): ParsedReply[] {
+    return Array.from({ length: 3 }, () => blankReply('timeout'));
   }
 }

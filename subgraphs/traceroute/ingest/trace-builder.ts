@@ -1,12 +1,16 @@
 import type { IpEnricher } from '../enrichment/ip-enricher.js';
+import { ixpOf } from '../enrichment/ixp-prefixes.js';
 import { directionOf, HOME_COUNTRY } from '../scoring/direction.js';
 import { scoreTrace, type Baseline } from '../scoring/anomaly.js';
 import type { AnomalyData } from '../trace/anomaly-components.type.js';
+import type { HopResponderData } from '../trace/hop-responder.type.js';
 import type { HopData } from '../trace/hop.type.js';
+import type { StrayReplyKind } from '../trace/stray-reply-kind.js';
 import type { TraceDirection } from '../trace/trace-direction.js';
 import type { TraceSource } from '../trace/trace-source.js';
 import { TraceStatus } from '../trace/trace-status.js';
-import type { ParsedTrace } from './parsed-trace.js';
+import { TraceStopReason } from '../trace/trace-stop-reason.js';
+import type { ParsedHop, ParsedReply, ParsedTrace } from './parsed-trace.js';
 import { uuidV7 } from '../../shared/uuid-v7.js';
 
 /** A trace ready to store: the columns of `traceroute.trace`, snake_case. */
@@ -45,69 +49,112 @@ export interface TraceRow {
   anomaly: AnomalyData;
   hops: HopData[];
   error: string | null;
+  stop_reason: TraceStopReason;
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
 const round3 = (value: number | null) => (value === null ? null : Math.round(value * 1000) / 1000);
 const cut = (value: string | null, length: number) => (value === null ? null : value.slice(0, length));
 
-/** The most frequent answering address of a hop (load-balanced hops answer from several). */
-function mainAddress(ips: string[]): string | null {
-  const counts = new Map<string, number>();
-  let best: string | null = null;
-  for (const ip of ips) {
-    const n = (counts.get(ip) ?? 0) + 1;
-    counts.set(ip, n);
-    if (!best || n > counts.get(best)!) best = ip;
-  }
-  return best;
+/** Each address that answered in time with its answers, most answers first (the first to answer among equals). */
+function respondersOf(counted: ParsedReply[], enricher: IpEnricher): HopResponderData[] {
+  const byIp = new Map<string, ParsedReply[]>();
+  for (const reply of counted) byIp.set(reply.ip!, [...(byIp.get(reply.ip!) ?? []), reply]);
+  return [...byIp]
+    .map(([ip, replies]) => {
+      const info = enricher.lookup(ip);
+      const rtts = replies.flatMap((r) => (r.rtt === null ? [] : [r.rtt]));
+      return {
+        ip,
+        hostname: replies.find((r) => r.hostname)?.hostname ?? null,
+        rtts,
+        rtt_avg: round3(mean(rtts)),
+        received: replies.length,
+        errors: replies.flatMap((r) => (r.err ? [r.err] : [])),
+        private: info.private,
+        ixp: ixpOf(ip),
+        country: info.country,
+        city: info.city,
+        latitude: info.latitude,
+        longitude: info.longitude,
+        asn: info.asn,
+        as_name: info.asName,
+        mpls: [...new Set(replies.flatMap((r) => r.mpls))],
+      };
+    })
+    .sort((a, b) => b.received - a.received);
+}
+
+/** A hop as stored: its probes' outcomes summed up, each responder on its own, stray answers apart. */
+function hopOf(hop: ParsedHop, enricher: IpEnricher): HopData {
+  // One outcome per probe sent, in order: its answer (by any responder) or its timeout.
+  const outcomes = hop.replies.filter((r) => r.kind === 'reply' || r.kind === 'timeout');
+  const counted = outcomes.filter((r) => r.kind === 'reply' && r.ip !== null);
+  const stray = hop.replies.filter((r) => r.kind === 'late' || r.kind === 'duplicate' || r.kind === 'other_destination');
+  const responders = respondersOf(counted, enricher);
+  const main = responders[0] ?? null;
+  const rtts = outcomes.map((r) => (r.kind === 'reply' ? r.rtt : null));
+  const received = Math.min(counted.length, hop.sent);
+  const sendErrors = [...(hop.error ? [hop.error] : []), ...hop.replies.flatMap((r) => (r.kind === 'error' && r.error ? [r.error] : []))];
+  return {
+    hop: hop.hop,
+    ip: main?.ip ?? null,
+    hostname: main?.hostname ?? null,
+    rtts,
+    // ip's own mean: two routers' RTTs are never credited to one address (each responder has its own).
+    rtt_avg: main?.rtt_avg ?? null,
+    sent: hop.sent,
+    received,
+    loss: hop.sent ? round3(1 - received / hop.sent)! : 1,
+    late: stray.filter((r) => r.kind === 'late').length,
+    errors: [...counted.flatMap((r) => (r.err ? [r.err] : [])), ...sendErrors],
+    private: main?.private ?? false,
+    country: main?.country ?? null,
+    city: main?.city ?? null,
+    latitude: main?.latitude ?? null,
+    longitude: main?.longitude ?? null,
+    asn: main?.asn ?? null,
+    as_name: main?.as_name ?? null,
+    mpls: [...new Set(counted.flatMap((r) => r.mpls))],
+    ixp: main?.ixp ?? null,
+    responders,
+    duplicates: stray.filter((r) => r.kind === 'duplicate').length,
+    other_destination: stray.filter((r) => r.kind === 'other_destination').length,
+    stray_replies: stray.map((r) => ({ kind: r.kind as StrayReplyKind, ip: r.ip, rtt: r.rtt, late_by: r.lateBy, destination: r.destination, err: r.err })),
+  };
 }
 
 /**
- * The status rule: completed when the target itself answered at some hop (or scamper says it
- * stopped for that reason); failed otherwise, which covers a path that ends in silence (Atlas's
- * hop 255 of stars), an unreachable error, a measurement that stopped at its TTL limit and one
- * that failed before any hop (no target address).
+ * The status rule: completed when the target itself answered in time without an ICMP error at
+ * some hop (or the source says it stopped for that reason); failed otherwise, which covers a path
+ * that ends in silence (Atlas's hop 255 of stars), an unreachable error, a measurement that
+ * stopped at its TTL limit and one that failed before any hop (no target address).
  */
 export function statusOf(parsed: ParsedTrace): TraceStatus {
   if (parsed.targetIp === null || parsed.error !== null) return TraceStatus.failed;
-  const answered = parsed.hops.some((hop) => hop.replies.some((r) => r.ip === parsed.targetIp && !r.err));
-  return answered || parsed.reachedTarget === true ? TraceStatus.completed : TraceStatus.failed;
+  const answered = parsed.hops.some((hop) => hop.replies.some((r) => r.kind === 'reply' && r.ip === parsed.targetIp && !r.err));
+  return answered || parsed.stopReason === TraceStopReason.completed ? TraceStatus.completed : TraceStatus.failed;
+}
+
+/**
+ * The networks a trace crossed: the probe's AS, then each hop's, repeats in a row merged. A hop
+ * says nothing about that when it is silent, private, on an exchange's peering LAN (the LAN
+ * belongs to the exchange, not to a network crossed) or the probe's own address answering back
+ * through its NAT.
+ */
+export function asPathOf(probeAsn: number | null, hops: HopData[], probeAddresses: string[]): number[] {
+  const own = new Set(probeAddresses);
+  const asns = hops.filter((h) => h.ip !== null && !h.private && !h.ixp && !own.has(h.ip)).map((h) => h.asn);
+  const path: number[] = [];
+  for (const asn of [probeAsn, ...asns]) if (asn !== null && path[path.length - 1] !== asn) path.push(asn);
+  return path;
 }
 
 /** Enriches and scores a parsed trace against its baseline; the row to store. */
 export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baseline: Baseline | null): TraceRow {
-  let sent = 0;
-  let received = 0;
-  const hops: HopData[] = parsed.hops.map((hop) => {
-    const answered = hop.replies.filter((r) => r.ip);
-    const rtts = hop.replies.map((r) => (r.ip ? r.rtt : null));
-    const measured = rtts.filter((r): r is number => r !== null);
-    const ip = mainAddress(answered.map((r) => r.ip!));
-    const info = enricher.lookup(ip);
-    sent += hop.replies.length;
-    received += answered.length;
-    return {
-      hop: hop.hop,
-      ip,
-      hostname: hop.hostname,
-      rtts,
-      rtt_avg: round3(mean(measured)),
-      sent: hop.replies.length,
-      received: answered.length,
-      loss: hop.replies.length ? round3(1 - answered.length / hop.replies.length)! : 1,
-      late: hop.replies.filter((r) => r.late).length,
-      errors: [...hop.replies.flatMap((r) => (r.err ? [r.err] : [])), ...(hop.error ? [hop.error] : [])],
-      private: ip === null ? false : info.private,
-      country: info.country,
-      city: info.city,
-      latitude: info.latitude,
-      longitude: info.longitude,
-      asn: info.asn,
-      as_name: info.asName,
-      mpls: [...new Set(hop.replies.flatMap((r) => r.mpls))],
-    };
-  });
+  const hops = parsed.hops.map((hop) => hopOf(hop, enricher));
+  const sent = hops.reduce((n, h) => n + h.sent, 0);
+  const received = hops.reduce((n, h) => n + h.received, 0);
   const status = statusOf(parsed);
   // A probe behind NAT reports a private source: its first public hop stands in for where it is.
   let probe = enricher.lookup(parsed.probeIp);
@@ -116,12 +163,10 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     if (firstPublic) probe = enricher.lookup(firstPublic.ip);
   }
   const target = enricher.lookup(parsed.targetIp);
-  const asPath: number[] = [];
-  for (const asn of [probe.asn, ...hops.map((h) => h.asn)]) {
-    if (asn !== null && asPath[asPath.length - 1] !== asn) asPath.push(asn);
-  }
-  const targetHop = parsed.targetIp === null ? undefined : hops.find((h) => h.ip === parsed.targetIp && h.rtt_avg !== null);
-  const rttMs = targetHop?.rtt_avg ?? null;
+  const asPath = asPathOf(probe.asn, hops, parsed.probeAddresses);
+  // The target's own answers, where it first answered without an error.
+  const targetAnswer = parsed.targetIp === null ? undefined : hops.flatMap((h) => h.responders ?? []).find((r) => r.ip === parsed.targetIp && !r.errors.length && r.rtt_avg !== null);
+  const rttMs = targetAnswer?.rtt_avg ?? null;
   const loss = sent ? 1 - received / sent : 1;
   const leavesCountry =
     probe.country === HOME_COUNTRY && target.country === HOME_COUNTRY && hops.some((h) => h.country && h.country !== HOME_COUNTRY);
@@ -161,5 +206,6 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     anomaly: components,
     hops,
     error: cut(parsed.error, 500),
+    stop_reason: parsed.stopReason,
   };
 }

@@ -9,6 +9,7 @@ import { HopType, type HopData } from './hop.type.js';
 import { TraceDirection } from './trace-direction.js';
 import { TraceSource } from './trace-source.js';
 import { TraceStatus } from './trace-status.js';
+import { TraceStopReason } from './trace-stop-reason.js';
 
 const ORDER = [
   { name: 'measured_at', sort: 'desc' as const },
@@ -179,9 +180,14 @@ export class Trace {
   @Property({ type: 'json' })
   anomaly!: AnomalyData;
 
-  @Field(() => String, { nullable: true, description: 'Why the measurement failed before any hop (e.g. RIPE Atlas "name resolution failed"); null otherwise.' })
+  @Field(() => String, { nullable: true, description: 'Why the measurement failed before its first probe went out (e.g. RIPE Atlas "name resolution failed", "bind failed: …"); null otherwise.' })
   @Property({ type: 'string', length: 500, nullable: true })
   error?: string | null;
+
+  /** Null on traces stored before the stop reason was recorded. */
+  @Field(() => TraceStopReason, { nullable: true, description: 'Why the traceroute stopped (scamper stop_reason; read from the result for RIPE Atlas). Null on traces stored before it was recorded.' })
+  @Enum({ items: () => TraceStopReason, nullable: true })
+  stopReason?: TraceStopReason | null;
 
   /** Null in a search without include_hops: the column is then not read at all. */
   @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with includeHops.' })
