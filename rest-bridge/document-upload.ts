@@ -3,11 +3,12 @@ import { pipeline } from 'node:stream/promises';
 import type { ApolloServer } from '@apollo/server';
 import busboy from 'busboy';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { Agent, request } from 'undici';
 import type { EdgeContext } from '../core/edge-context.js';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
+import { storedFilename } from '../subgraphs/membership/document/document-filename.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ApiError } from './errors.js';
 
 /** Room for a multipart form's boundaries, part headers and small fields around the file. */
@@ -52,6 +53,19 @@ class UploadRefused extends Error {
 }
 
 const tooLarge = (max: number): ApiError => ({ status: 413, code: 'document_too_large', message: `The file is larger than the ${max} bytes allowed`, param: 'file' });
+
+/**
+ * The name the document will be kept under (the subgraph applies the same rule where it stores
+ * it); checked here too so that a refused name is answered before any byte is relayed.
+ */
+function keptFilename(given: string): string {
+  try {
+    return storedFilename(given);
+  } catch (error) {
+    if (error instanceof GraphQLError) throw new UploadRefused(apiErrorFromGraphQL([error.toJSON()]));
+    throw error;
+  }
+}
 
 /**
  * The document paths that are not a GraphQL field as they are, mounted on the membership base
@@ -117,6 +131,7 @@ export function documentRest(options: DocumentRestOptions) {
     const controller = new AbortController();
     let staged: Promise<Awaited<ReturnType<typeof stage>>> | undefined;
     let overflow = false;
+    let refused: unknown;
     await new Promise<void>((resolve, reject) => {
       let form: busboy.Busboy;
       try {
@@ -129,7 +144,17 @@ export function documentRest(options: DocumentRestOptions) {
         else if (name === 'tags' || name === 'tags[]') tags.push(...value.split(',').map((tag) => tag.trim()).filter(Boolean));
       });
       form.on('file', (name, stream, info) => {
-        if (name !== 'file' || staged) return void stream.resume();
+        if (name !== 'file' || staged || refused) return void stream.resume();
+        // busboy has cut the name to its last segment already; the rest of the rule is checked before staging.
+        let filename: string;
+        try {
+          filename = keptFilename(info.filename || 'upload');
+        } catch (error) {
+          refused = error;
+          req.unpipe(form);
+          stream.resume();
+          return resolve();
+        }
         stream.on('limit', () => {
           // Past the cap: stop reading, drop the staged write, answer 413.
           overflow = true;
@@ -137,7 +162,7 @@ export function documentRest(options: DocumentRestOptions) {
           req.unpipe(form);
           resolve();
         });
-        staged = stage(req, stream, info.filename || 'upload', undefined, controller.signal);
+        staged = stage(req, stream, filename, undefined, controller.signal);
         // Refused early (415 after sniffing): nothing reads the rest of the form any more.
         staged.catch(() => {
           req.unpipe(form);
@@ -149,6 +174,7 @@ export function documentRest(options: DocumentRestOptions) {
       form.on('error', (error) => reject(new UploadRefused({ status: 400, code: 'invalid_upload', message: `The multipart body is malformed: ${(error as Error).message}`, param: null })));
       req.pipe(form);
     });
+    if (refused) throw refused;
     if (overflow) throw new UploadRefused(tooLarge(max));
     if (!staged) throw new UploadRefused({ status: 400, code: 'missing_file', message: 'The form has no `file` part', param: 'file' });
     const upload = await staged;
@@ -166,10 +192,11 @@ export function documentRest(options: DocumentRestOptions) {
       }),
     );
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const { filename, content } = body;
-    if (typeof filename !== 'string' || !filename.trim() || filename.length > 255) {
+    const { content } = body;
+    if (typeof body.filename !== 'string' || !body.filename.trim()) {
       throw new UploadRefused({ status: 400, code: 'invalid_parameter', message: 'filename is required: the file name, at most 255 characters', param: 'filename' });
     }
+    const filename = keptFilename(body.filename);
     if (typeof content !== 'string' || !content.length || !BASE64_BODY.test(content)) {
       throw new UploadRefused({ status: 400, code: 'invalid_document_content', message: 'content must be the file in base64', param: 'content' });
     }
@@ -190,7 +217,8 @@ export function documentRest(options: DocumentRestOptions) {
   function sendRefusal(req: Request, res: Response, error: ApiError & { existing_id?: string }): void {
     const body = membershipErrorFormat(error, String(req.id)) as { error: Record<string, unknown> };
     if (error.existing_id) body.error.existing_id = error.existing_id;
-    if (error.status === 413 || (error.status === 415 && !req.complete)) res.setHeader('connection', 'close');
+    // A body left unread (a refusal before the end of it) is not worth reading: the connection goes with it.
+    if (error.status === 413 || !req.complete) res.setHeader('connection', 'close');
     res.status(error.status).json(body);
   }
 

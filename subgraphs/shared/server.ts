@@ -21,6 +21,7 @@ import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
 import { requestLogging } from '../../core/request-log.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
 import { idempotentMutations } from './idempotent-mutations.plugin.js';
+import { jsonErrorHandlers } from './json-errors.js';
 
 export interface RunningService {
   name: string;
@@ -158,6 +159,8 @@ export async function serveSubgraph(
         Object.defineProperty(Object.assign(subgraph.createContext(req.header(PRINCIPAL_HEADER)), { requestId: String(req.id) }), 'log', { get: () => req.log, enumerable: true }),
     }),
   );
+  // JSON answers for unknown paths and failures: never Express's HTML pages.
+  app.use(...jsonErrorHandlers(options.logger));
   // Subscriptions (and any operation) over graphql-ws on the same path. The gateway signs the
   // principal into connectionParams; it is verified once, when the socket opens.
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });

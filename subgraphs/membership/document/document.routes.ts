@@ -60,12 +60,13 @@ export function createDocumentRoutes(options: { em: EntityManager; settings: Doc
       res.setHeader('connection', 'close');
       return sendError(res, new DocumentTooLargeError(options.settings.maxUploadBytes));
     }
+    // The name as sent; DocumentService.stage keeps it by storedFilename's rule or refuses it.
     let filename = 'upload';
     try {
-      filename = decodeURIComponent(String(req.headers[FILENAME_HEADER] ?? 'upload')).slice(0, 255) || 'upload';
+      filename = decodeURIComponent(String(req.headers[FILENAME_HEADER] ?? 'upload')) || 'upload';
     } catch {
       // A malformed escape: the raw header is still a name.
-      filename = String(req.headers[FILENAME_HEADER]).slice(0, 255);
+      filename = String(req.headers[FILENAME_HEADER]);
     }
     try {
       const staged = await serviceFor(req).stage(req, filename, withTicket ? String(req.params.id) : undefined);

@@ -29,6 +29,7 @@ import {
   InvalidDocumentContentError,
   UnknownDocumentCategoryError,
 } from './document.errors.js';
+import { storedFilename } from './document-filename.js';
 
 /** A staged upload lives this long between its bytes and createDocument. */
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
@@ -150,7 +151,8 @@ export class DocumentService {
   }
 
   /** Step 1 of the GraphQL upload: a staged upload the bytes are PUT to. */
-  async createUpload(filename: string): Promise<DocumentUploadTicket> {
+  async createUpload(given: string): Promise<DocumentUploadTicket> {
+    const filename = storedFilename(given);
     const id = randomUUID();
     const now = new Date();
     const expiresAt = new Date(now.getTime() + UPLOAD_TTL_MS);
@@ -167,12 +169,14 @@ export class DocumentService {
    * `uploadId` names (the PUT of the GraphQL two-step). Nothing is a document until createDocument.
    */
   async stage(input: AsyncIterable<Uint8Array>, filename: string, uploadId?: string): Promise<StagedUpload> {
-    let name = filename;
+    let given = filename;
     if (uploadId) {
       const row = await this.uploadRow(uploadId);
       if (row.blob_id) throw new DocumentUploadNotFoundError(uploadId);
-      name = row.filename ?? filename;
+      given = row.filename ?? filename;
     }
+    // Where the name is kept: one rule for every way a file arrives, checked before a byte is read.
+    const name = storedFilename(given);
     const stored = await takeIn(input, name, this.storage, this.settings.maxUploadBytes);
     return this.recordStaged(stored, name, uploadId);
   }
