@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { GraphQLError, type ParseOptions, type ValidationContext, type ValidationRule } from 'graphql';
+import { GraphQLError, type ASTVisitor, type ParseOptions, type ValidationContext, type ValidationRule } from 'graphql';
+import { DEFAULT_JSON_MAX_DEPTH, tooDeepMessage } from '../core/json-depth.js';
 
 /** What the edge accepts in one GraphQL document before it plans or runs anything. */
 export interface AbuseLimits {
@@ -14,12 +15,14 @@ export interface AbuseLimits {
   maxTokens: number;
   /** Directive uses per operation. */
   maxDirectives: number;
+  /** Deepest nesting of list and object values written in the document (JSON_MAX_DEPTH, as for variables). */
+  maxValueDepth: number;
   /** Hides "Did you mean ...?" hints, which spell out the schema; on whenever introspection is off. */
   blockFieldSuggestions: boolean;
 }
 
 /** The `extensions.reason` of each refusal; `extensions.code` is always GRAPHQL_VALIDATION_FAILED. */
-export type AbuseReason = 'max_depth' | 'max_cost' | 'max_aliases' | 'max_tokens' | 'max_directives' | 'introspection_disabled';
+export type AbuseReason = 'max_depth' | 'max_cost' | 'max_aliases' | 'max_tokens' | 'max_directives' | 'max_value_depth' | 'introspection_disabled';
 
 export const DEFAULT_ABUSE_LIMITS: AbuseLimits = {
   // Armor's 6: the deepest real path is 4 (jobPostings.data.postedBy.name); events and chat will nest one or two more.
@@ -32,6 +35,8 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = {
   maxTokens: 1000,
   // Armor's 50: only @include and @skip exist, each at most once per field, so tokens and cost bound them already.
   maxDirectives: 50,
+  // The same bound as JSON in variables and bodies: a value written in the document is no different.
+  maxValueDepth: DEFAULT_JSON_MAX_DEPTH,
   // Armor's default; the edge turns it off only when introspection already shows the schema.
   blockFieldSuggestions: true,
 };
@@ -85,6 +90,29 @@ function abuseErrorsPlugin(limits: AbuseLimits): ApolloServerPlugin<BaseContext>
 }
 
 /**
+ * List and object values written in the document nest at most `limit` deep, as JSON variables do.
+ * The token limit already keeps the parser's and validator's recursion shallow; this keeps a
+ * literal from carrying what a variable may not.
+ */
+function maxValueDepthRule(limit: number): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    let depth = 0;
+    let reported = false;
+    const enter = () => {
+      depth += 1;
+      if (depth > limit && !reported) {
+        reported = true;
+        context.reportError(new GraphQLError(tooDeepMessage(limit), { extensions: { code: CODE, reason: 'max_value_depth' satisfies AbuseReason } }));
+      }
+    };
+    const leave = () => {
+      depth -= 1;
+    };
+    return { ListValue: { enter, leave }, ObjectValue: { enter, leave } };
+  };
+}
+
+/**
  * GraphQL Armor's limits for the edge's Apollo server: spread into its options, next to its own
  * plugins. Every refusal is a 400 with `extensions.code` GRAPHQL_VALIDATION_FAILED and a `reason`.
  */
@@ -105,7 +133,7 @@ export function graphqlArmor(limits: AbuseLimits): ArmorOptions {
   return {
     // Armor's declarations resolve @apollo/server's CommonJS types, ours its ESM ones: same objects.
     plugins: [...(plugins as unknown as ApolloServerPlugin<BaseContext>[]), abuseErrorsPlugin(limits)],
-    validationRules,
+    validationRules: [...validationRules, maxValueDepthRule(limits.maxValueDepth)],
     parseOptions: { maxTokens: limits.maxTokens },
     allowBatchedHttpRequests: false,
   };

@@ -62,6 +62,8 @@ import { SessionAuthenticator } from './dashboard-api/session-auth.js';
 import { SignInLimiter } from './dashboard-api/sign-in-limiter.js';
 import { UsageRecorder } from './dashboard-api/usage-recorder.js';
 import { internalKeyStoreRoutes } from './internal-key-store.routes.js';
+import { graphqlDepthGuard } from './json-depth-guard.js';
+import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
 
 export interface EdgeOptions {
   supergraphSdl: string;
@@ -95,6 +97,8 @@ export interface EdgeOptions {
   dashboard?: Omit<DashboardSettings, 'path'>;
   /** The key cap the dashboard shows (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount?: number;
+  /** How deeply request JSON may nest on every interface (JSON_MAX_DEPTH); default 64. */
+  jsonMaxDepth?: number;
 }
 
 export interface Edge {
@@ -116,6 +120,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function createEdge(options: EdgeOptions): Promise<Edge> {
   const app = express();
   app.disable('x-powered-by');
+  const jsonMaxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
   const httpServer = http.createServer(app);
 
   // One signing data source per subgraph, used by queries and by subscription events alike.
@@ -142,7 +147,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     apiSchema = loaded;
   });
   // Depth, cost, aliases, tokens and directives capped; field suggestions hidden unless introspection is on.
-  const armor = graphqlArmor({ ...DEFAULT_ABUSE_LIMITS, blockFieldSuggestions: !options.introspection });
+  const armor = graphqlArmor({ ...DEFAULT_ABUSE_LIMITS, maxValueDepth: jsonMaxDepth, blockFieldSuggestions: !options.introspection });
   // The gateway's own failures (a subgraph unreachable, a plan that failed) are masked like a
   // subgraph's; errors relayed from subgraphs arrive masked already and pass as they are.
   const masking = errorMasking<EdgeContext>({ logger: options.logger, requestIdOf: (context) => context.requestId });
@@ -217,6 +222,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     guard(graphqlInterface(rateLimits), [], sessions),
     idempotency(options.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf, owner: idempotencyOwner }),
     express.json({ limit: '1mb' }),
+    graphqlDepthGuard(jsonMaxDepth),
     apolloMiddleware(apollo, {
       context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id), idempotency: req.idempotency }),
     }),
@@ -234,7 +240,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
         rateLimits,
         maxActiveKeysPerAccount: options.maxActiveKeysPerAccount ?? DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT,
       }, limiter),
-      { dashboardPath: dashboard.path, sessionMaxMs: dashboard.sessionMaxMs },
+      { dashboardPath: dashboard.path, sessionMaxMs: dashboard.sessionMaxMs, jsonMaxDepth },
     ),
   );
 
@@ -253,6 +259,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       subgraphUrl: options.subgraphUrls.membership,
       internalSecret: options.internalSecret,
       maxUploadBytes: options.documents?.maxUploadBytes ?? DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes,
+      jsonMaxDepth,
     }),
     idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat), owner: idempotencyOwner }),
     // GET /finance/reports?format=csv: the same report as CSV; sofa answers JSON only.
@@ -269,6 +276,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       description: 'Members, events, finance, documents, chat, jobs and tenders. Served from the federated graph.',
       errorFormat: membershipErrorFormat,
       openApi: membershipOpenApi,
+      jsonMaxDepth,
     }),
   );
   // The export streams PostgreSQL's COPY from the traceroute subgraph (sofa cannot stream).
@@ -297,6 +305,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       description: 'Traceroute measurements of the national internet observatory.',
       errorFormat: tracerouteErrorFormat,
       openApi: tracerouteOpenApi,
+      jsonMaxDepth,
     }),
   );
   // The inference interfaces are the inference subgraph's OpenAI-compatible HTTP routes: the edge
@@ -331,6 +340,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     internalSecret: options.internalSecret,
     validationRules: armor.validationRules,
     maxTokens: armor.parseOptions.maxTokens ?? DEFAULT_ABUSE_LIMITS.maxTokens,
+    jsonMaxDepth,
     limits: options.subscriptionLimits,
     logger: options.logger,
   });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { connectableHost } from '../core/net.js';
+import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
 import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits } from '../gateway/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
@@ -62,6 +63,11 @@ export interface PlatformConfig {
   /** Identical in-flight subgraph queries share one fetch (SUBGRAPH_QUERY_DEDUPLICATION, default true; false sends every one). */
   subgraphQueryDeduplication: boolean;
   introspection: boolean;
+  /**
+   * How deeply a request's JSON may nest arrays and objects on every interface (JSON_MAX_DEPTH,
+   * default 64, at most 1000: far deeper and walking it would exhaust the stack).
+   */
+  jsonMaxDepth: number;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
   /** Documents: upload cap, duplicates, trash retention and the processing workers (subgraphs/membership/document/document-settings.ts). */
@@ -219,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
     subgraphQueryDeduplication: env.SUBGRAPH_QUERY_DEDUPLICATION !== 'false',
+    jsonMaxDepth: atMost(countFromEnv(env, 'JSON_MAX_DEPTH', DEFAULT_JSON_MAX_DEPTH), 1000, 'JSON_MAX_DEPTH'),
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),

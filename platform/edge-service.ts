@@ -31,6 +31,7 @@ export async function startEdgeService(
     dashboardPath: config.dashboard.path,
     dashboard: config.dashboard,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
+    jsonMaxDepth: config.jsonMaxDepth,
   });
   try {
     return await listenEdge(edge, config.port, config.host);

@@ -42,6 +42,7 @@ export async function startSubgraphService(
     documents: config.documents,
     documentClassifier,
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
+    jsonMaxDepth: config.jsonMaxDepth,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = membership ? new membership.ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;

@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import type { EdgeContext } from '../core/edge-context.js';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
+import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.js';
 import { storedFilename } from '../subgraphs/membership/document/document-filename.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ApiError } from './errors.js';
 
@@ -37,6 +38,8 @@ export interface DocumentRestOptions {
   subgraphUrl: string;
   internalSecret: string;
   maxUploadBytes: number;
+  /** How deeply a JSON upload's body may nest (JSON_MAX_DEPTH); default 64. */
+  jsonMaxDepth?: number;
 }
 
 interface DocumentDetails {
@@ -84,6 +87,7 @@ export function documentRest(options: DocumentRestOptions) {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
   const base = options.basePath.replace(/\/+$/, '');
   const max = options.maxUploadBytes;
+  const maxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
   const jsonLimit = Math.ceil(max / 3) * 4 + FORM_OVERHEAD_BYTES;
   const parseJson = express.json({ limit: jsonLimit });
   const uploadTicket = new RegExp(`^${escapeRegExp(base)}/documents/uploads/([^/]+)/?$`);
@@ -191,6 +195,8 @@ export function documentRest(options: DocumentRestOptions) {
         else resolve();
       }),
     );
+    // JSON_MAX_DEPTH, as on every interface; nothing below walks the body, but nothing takes it deeper either.
+    if (nestsDeeperThan(req.body, maxDepth)) throw new UploadRefused({ status: 400, code: 'invalid_body', message: tooDeepMessage(maxDepth), param: null });
     const body = (req.body ?? {}) as Record<string, unknown>;
     const { content } = body;
     if (typeof body.filename !== 'string' || !body.filename.trim()) {

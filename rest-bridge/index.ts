@@ -10,6 +10,7 @@ import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './opena
 import { RouteTable, type HandwrittenRoute } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
 import { checkParameters } from './strict-parameters.js';
+import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.js';
 
 type SofaConfig = Parameters<typeof createSofa>[0];
 /** What fets's Swagger UI takes as its document: its parameter types are narrower than OpenAPI's own. */
@@ -49,6 +50,8 @@ export interface RestBridgeOptions {
   handwritten?: readonly HandwrittenRoute[];
   /** Query parameters the interface reads itself on every route (the traceroute key's `api_key`). */
   interfaceQuery?: readonly string[];
+  /** How deeply a body may nest arrays and objects (JSON_MAX_DEPTH); default 64. */
+  jsonMaxDepth?: number;
 }
 
 /** Where a bridge mounted at `basePath` serves its OpenAPI document (no key needed). */
@@ -226,6 +229,7 @@ export function createRestBridge(options: RestBridgeOptions) {
   const documentation = new Set([openApiPath(options.basePath), `${options.basePath}/docs`]);
   // The body is read here, once, so that its JSON is checked and its explicit nulls are known.
   const readBody = express.raw({ type: () => true, limit: options.bodyLimit ?? '1mb' });
+  const maxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
 
   const handle = async (req: Request, res: ExpressResponse): Promise<void> => {
     const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -261,6 +265,11 @@ export function createRestBridge(options: RestBridgeOptions) {
           parsed = JSON.parse(raw.toString('utf8'));
         } catch {
           fail(req, res, { status: 400, code: 'invalid_json', message: 'The request body is not valid JSON' });
+          return;
+        }
+        // Before anything walks it: the parameter check, GraphQL and the subgraph fetch all recurse.
+        if (nestsDeeperThan(parsed, maxDepth)) {
+          fail(req, res, { status: 400, code: 'invalid_body', message: tooDeepMessage(maxDepth) });
           return;
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {

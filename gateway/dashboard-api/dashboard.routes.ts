@@ -8,6 +8,7 @@ import type { DashboardService } from './dashboard.service.js';
 import { originAllowed } from './session-auth.js';
 import { clearSessionCookie, setSessionCookie } from './session-cookie.js';
 import { TooManyAttemptsError } from './sign-in-limiter.js';
+import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../../core/json-depth.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -35,9 +36,15 @@ interface Signed {
  * sessions, users and invitations (owners), usage. State changes need the session's CSRF token
  * and, when the browser sends one, the platform's own Origin.
  */
-export function dashboardApi(service: DashboardService, options: { dashboardPath: string; sessionMaxMs: number }): express.Router {
+export function dashboardApi(service: DashboardService, options: { dashboardPath: string; sessionMaxMs: number; jsonMaxDepth?: number }): express.Router {
   const router = express.Router();
+  const maxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
   router.use(express.json({ limit: '64kb' }));
+  // JSON_MAX_DEPTH, as on every interface: refused before a handler walks the body.
+  router.use((req, _res, next) => {
+    if (nestsDeeperThan(req.body, maxDepth)) throw invalidBody(tooDeepMessage(maxDepth));
+    next();
+  });
   // Every state change, signed in or not (sign-in itself included), comes from the platform's own pages.
   router.use((req, _res, next) => {
     if (!SAFE_METHODS.has(req.method) && !originAllowed(req.header('origin'), req.header('host'))) throw csrfFailed('the Origin is not this platform');

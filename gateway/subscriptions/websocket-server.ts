@@ -19,6 +19,8 @@ import type { SessionAuthenticator } from '../dashboard-api/session-auth.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
 import { UpstreamClients } from './upstream-clients.js';
 import { upstreamStream } from './upstream-stream.js';
+import { nestsDeeperThan } from '../../core/json-depth.js';
+import { tooDeepGraphQLError } from '../json-depth-guard.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
 export type { SubscriptionLimits };
@@ -134,6 +136,8 @@ export function serveWebSockets(options: {
   internalSecret: string;
   validationRules: ValidationRule[];
   maxTokens: number;
+  /** How deeply an operation's variables and extensions may nest (JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
   limits: SubscriptionLimits;
   logger: Logger;
 }): { dispose(): Promise<void>; activeSubscriptions(): number; openSockets(): number } {
@@ -311,6 +315,10 @@ export function serveWebSockets(options: {
         if (breach) {
           const exceeded = options.edge.exceeded(breach.window);
           return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
+        }
+        // Refused before anything walks them: the subgraph fetch serialises variables recursively.
+        if (nestsDeeperThan(payload.variables, options.jsonMaxDepth) || nestsDeeperThan(payload.extensions, options.jsonMaxDepth)) {
+          return [tooDeepGraphQLError(options.jsonMaxDepth)];
         }
         let document = validated.get(payload.query);
         if (document) {

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { DEFAULT_JSON_MAX_DEPTH } from '../../core/json-depth.js';
 import { createSubgraph, type Subgraph, type SubgraphOptions, type SubgraphParts } from '../shared/subgraph.js';
 import type { InferenceConfig } from './config/inference-config.js';
 import { loadInferenceConfig } from './config/load-inference-config.js';
@@ -30,6 +31,8 @@ export const inferenceParts: SubgraphParts = {
 export interface InferenceSubgraphOptions extends SubgraphOptions {
   /** The providers, engines, interfaces and plans; read from INFERENCE_CONFIG (or the defaults) when absent. */
   inferenceConfig?: InferenceConfig;
+  /** How deeply a request's JSON may nest (JSON_MAX_DEPTH); default 64. */
+  jsonMaxDepth?: number;
 }
 
 /**
@@ -69,7 +72,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
     await subgraph.close();
     throw error;
   }
-  runtime = { config, orm: subgraph.orm, registry, usage };
+  runtime = { config, orm: subgraph.orm, registry, usage, jsonMaxDepth: options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH };
   const retention = new UsageRetention(subgraph.orm, logger, config.usage.retentionMonths);
   retention.start();
   const { router } = createOpenAiRoutes(runtime, logger);

@@ -15,6 +15,8 @@ export interface InferenceRuntime {
   orm: MikroORM;
   registry: ProviderRegistry;
   usage: UsageRecorder;
+  /** How deeply a request's JSON may nest (JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
 }
 
 /** A request's context in the inference subgraph: the shared one and the runtime. */

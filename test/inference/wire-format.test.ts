@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaInferenceConfig, modelsReady } from '../support/inference-config.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 import { sseData } from './upstream-behaviour.js';
+import { DEFAULT_JSON_MAX_DEPTH } from '../../core/json-depth.js';
 
 /**
  * The exact wire shapes, read with fetch rather than the openai SDK (which forgives a lot):
@@ -212,7 +213,7 @@ describe('errors', () => {
     expectError(await post('serviceI', '/chat/completions', { ...base, stream_options: { include_usage: true } }), 400, 'invalid_value', 'stream_options');
   });
 
-  it('a body nested past 100 levels is 400 invalid_body on every interface; 90 levels are validated as usual', async () => {
+  it('a body nested past JSON_MAX_DEPTH is 400 invalid_body on every interface; one inside it is validated as usual', async () => {
     // As text: the bodies nest deeper than JSON.stringify itself can go.
     const deep = (depth: number) => `${'['.repeat(depth)}"x"${']'.repeat(depth)}`;
     const chat = (name: string) => `${JSON.stringify(base).slice(0, -1)}, "name": ${name}}`;
@@ -221,7 +222,8 @@ describe('errors', () => {
     }
     expectError(await post('serviceI', '/completions', deep(50_000)), 400, 'invalid_body', null);
     // Below the limit the body is validated as usual: an unknown parameter, however deep its value.
-    expectError(await post('serviceT', '/chat/completions', chat(deep(90))), 400, 'unknown_parameter', 'name');
+    expectError(await post('serviceT', '/chat/completions', chat(deep(DEFAULT_JSON_MAX_DEPTH - 2))), 400, 'unknown_parameter', 'name');
+    expectError(await post('serviceT', '/chat/completions', chat(deep(DEFAULT_JSON_MAX_DEPTH))), 400, 'invalid_body', null);
   });
 
   it('an unknown model is 404 model_not_found naming model; an unknown path 404', async () => {

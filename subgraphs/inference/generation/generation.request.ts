@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
 import { validationError } from '../openai/openai-error.js';
-import { MAX_BODY_NESTING, nestsDeeperThan, tooDeep } from '../openai/wire-body.js';
+import { nestsDeeperThan } from '../../../core/json-depth.js';
+import { tooDeep } from '../openai/wire-body.js';
 import { chatSchema, completionSchema, guidedOf, inputOf, messagesOf, samplingOf, tokenizeSchema, type ChatBody, type CompletionBody, type GenerationBody } from '../openai/openai-request.js';
 import { GenerationInputError, graphqlParam } from './generation.errors.js';
 import { ContentPartType, type ChatCompletionInput, type CompletionInput, type GenerationParamsInput, type MessageInput, type TokenizeInput } from './generation.inputs.js';
@@ -71,8 +72,8 @@ function wireParams(input: GenerationParamsInput): Record<string, unknown> {
 }
 
 /** Validates `body` with the gateway interface's schema; a refusal names the GraphQL input's field. */
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (nestsDeeperThan(body, MAX_BODY_NESTING)) throw new GenerationInputError(tooDeep().message, undefined, 'invalid_body');
+function parse<T>(schema: z.ZodType<T>, body: unknown, maxDepth: number): T {
+  if (nestsDeeperThan(body, maxDepth)) throw new GenerationInputError(tooDeep(maxDepth).message, undefined, 'invalid_body');
   const parsed = schema.safeParse(body, { reportInput: true });
   if (parsed.success) return parsed.data;
   const wire = validationError('gateway', parsed.error);
@@ -97,20 +98,21 @@ function requestOf(body: ChatBody | CompletionBody): GenerationRequest {
  * A chat completion input as the gateway interface's body, checked by its schema (the same
  * ranges and conflicts as over REST) and turned into the engine's terms.
  */
-export function chatRequestOf(input: ChatCompletionInput): GenerationRequest {
-  return requestOf(parse(chatSchema('gateway'), { ...wireParams(input), messages: wireMessages(input.messages) }));
+export function chatRequestOf(input: ChatCompletionInput, maxDepth: number): GenerationRequest {
+  return requestOf(parse(chatSchema('gateway'), { ...wireParams(input), messages: wireMessages(input.messages) }, maxDepth));
 }
 
 /** A raw completion input, checked and turned like a chat's. */
-export function completionRequestOf(input: CompletionInput): GenerationRequest {
-  return requestOf(parse(completionSchema('gateway'), { ...wireParams(input), prompt: input.prompt }));
+export function completionRequestOf(input: CompletionInput, maxDepth: number): GenerationRequest {
+  return requestOf(parse(completionSchema('gateway'), { ...wireParams(input), prompt: input.prompt }, maxDepth));
 }
 
 /** A tokenize input: the model, the provider if named, and the prompt or the messages. */
-export function tokenizeRequestOf(input: TokenizeInput): Omit<GenerationRequest, 'sampling' | 'guided'> {
+export function tokenizeRequestOf(input: TokenizeInput, maxDepth: number): Omit<GenerationRequest, 'sampling' | 'guided'> {
   const body = parse(
     tokenizeSchema,
     present({ model: input.model, provider: input.provider, prompt: input.prompt, messages: input.messages == null ? undefined : wireMessages(input.messages) }),
+    maxDepth,
   );
   if ((body.messages === undefined) === (body.prompt === undefined)) {
     throw new GenerationInputError(body.messages ? 'Give either messages or prompt, not both' : 'Give messages or prompt', body.messages ? 'prompt' : 'messages', body.messages ? 'invalid_value' : 'missing_parameter');

@@ -24,23 +24,23 @@ export class GenerationResolver {
 
   @Mutation(() => Completion, { description: "A chat's answer, on the caller's plan; the call's usage is recorded with interface GRAPHQL." })
   chatCompletion(@Arg('input', () => ChatCompletionInput) input: ChatCompletionInput, @Ctx() ctx: InferenceContext): Promise<Completion> {
-    return generation(ctx).complete(chatRequestOf(input));
+    return generation(ctx).complete(chatRequestOf(input, ctx.inference.jsonMaxDepth));
   }
 
   @Mutation(() => Completion, { description: "A raw prompt's continuation, on the caller's plan; recorded like chatCompletion." })
   completion(@Arg('input', () => CompletionInput) input: CompletionInput, @Ctx() ctx: InferenceContext): Promise<Completion> {
-    return generation(ctx).complete(completionRequestOf(input));
+    return generation(ctx).complete(completionRequestOf(input, ctx.inference.jsonMaxDepth));
   }
 
   @Mutation(() => TokenCount, { description: 'Counts the tokens of a prompt or of chat messages (with the model chat template).' })
   tokenize(@Arg('input', () => TokenizeInput) input: TokenizeInput, @Ctx() ctx: InferenceContext): Promise<TokenCount> {
-    return generation(ctx).tokenize(tokenizeRequestOf(input));
+    return generation(ctx).tokenize(tokenizeRequestOf(input, ctx.inference.jsonMaxDepth));
   }
 
   @Subscription(() => CompletionChunk, {
     description:
       "chatCompletion streamed: text chunks as the model writes them, then one with finishReason and usage, then the end. Unsubscribing stops the generation. Refusals are the subscription's first and only event's error.",
-    subscribe: async ({ args, context }) => generation(context as InferenceContext).stream(chatRequestOf((args as { input: ChatCompletionInput }).input)),
+    subscribe: async ({ args, context }) => generation(context as InferenceContext).stream(chatRequestOf((args as { input: ChatCompletionInput }).input, (context as InferenceContext).inference.jsonMaxDepth)),
   })
   chatCompletionStream(@Root() item: StreamItem, @Arg('input', () => ChatCompletionInput) _input: ChatCompletionInput): CompletionChunk {
     return chunkOf(item);
@@ -48,7 +48,7 @@ export class GenerationResolver {
 
   @Subscription(() => CompletionChunk, {
     description: 'completion streamed, chunk by chunk like chatCompletionStream.',
-    subscribe: async ({ args, context }) => generation(context as InferenceContext).stream(completionRequestOf((args as { input: CompletionInput }).input)),
+    subscribe: async ({ args, context }) => generation(context as InferenceContext).stream(completionRequestOf((args as { input: CompletionInput }).input, (context as InferenceContext).inference.jsonMaxDepth)),
   })
   completionStream(@Root() item: StreamItem, @Arg('input', () => CompletionInput) _input: CompletionInput): CompletionChunk {
     return chunkOf(item);

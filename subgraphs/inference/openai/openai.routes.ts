@@ -12,7 +12,8 @@ import type { WireCall, WireRoute } from './wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from './openai-error.js';
-import { parseWire } from './wire-body.js';
+import { parseWire, tooDeep } from './wire-body.js';
+import { nestsDeeperThan } from '../../../core/json-depth.js';
 import {
   chatSchema,
   completionSchema,
@@ -280,6 +281,11 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     if (!parser) jsonBody.set(limit, (parser = express.json({ limit, type: () => true })));
     return parser;
   };
+  // Every JSON body, as it is parsed: nothing walks one nested past JSON_MAX_DEPTH (see wire-body.ts).
+  const boundedDepth = (req: Request, res: Response, next: NextFunction) => {
+    if (!nestsDeeperThan(req.body, runtime.jsonMaxDepth)) return next();
+    sendWireError(res, tooDeep(runtime.jsonMaxDepth));
+  };
   for (const iface of WIRE_INTERFACES) {
     for (const route of routes.filter((r) => r.interfaces.includes(iface))) {
       const handler = async (req: Request, res: Response, next: NextFunction) => {
@@ -307,7 +313,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       };
       const path = `${interfaceRoot(iface)}${route.path}`;
       // Multipart bodies (images/edits) are read by their handler; JSON ones here, within the route's limit.
-      const parsers = route.multipart ? [] : [bodyOf(route.bodyLimit ?? BODY_LIMIT)];
+      const parsers = route.multipart ? [] : [bodyOf(route.bodyLimit ?? BODY_LIMIT), boundedDepth];
       if (route.method === 'GET') router.get(path, ...parsers, handler);
       else router.post(path, ...parsers, handler);
     }

@@ -16,6 +16,7 @@ import { createSubgraph, type Subgraph } from '../../../subgraphs/shared/subgrap
 import { createTestDatabase } from '../../support/database.js';
 import { LoopbackOpenAiServer } from '../../support/loopback-openai-server.js';
 import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
+import { DEFAULT_JSON_MAX_DEPTH } from '../../../core/json-depth.js';
 
 // The subgraph with a real registry over two loopback upstreams (provider_b limited to two
 // requests at once), its provider rows synced from the configuration and kept current by the
@@ -67,7 +68,7 @@ beforeAll(async () => {
   registry = await ProviderRegistry.create(config, { healthIntervalMs: 0, now: () => clock, onChange: (report) => feed.changed(report) });
   await feed.sync(config, registry.status());
   usage = new UsageRecorder(subgraph.orm, { logger });
-  runtime = { config, orm: subgraph.orm, registry, usage };
+  runtime = { config, orm: subgraph.orm, registry, usage, jsonMaxDepth: DEFAULT_JSON_MAX_DEPTH };
 });
 
 afterAll(async () => {
