@@ -38,6 +38,30 @@ export function contentDisposition(filename: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
+/** Reads and drops what is left of `req` (at most `limit` bytes), then answers; past the limit the connection closes. */
+function drainThen(req: Request, res: Response, limit: number, answer: () => void): void {
+  if (req.destroyed || req.readableEnded) {
+    if (req.destroyed) res.setHeader('connection', 'close');
+    return answer();
+  }
+  let read = 0;
+  const onData = (chunk: Buffer) => {
+    read += chunk.length;
+    if (read <= limit) return;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    res.setHeader('connection', 'close');
+    answer();
+  };
+  const onEnd = () => {
+    req.off('data', onData);
+    answer();
+  };
+  req.on('data', onData);
+  req.once('end', onEnd);
+  req.resume();
+}
+
 /**
  * The membership subgraph's document byte routes, behind the signed principal like every
  * subgraph HTTP route:
@@ -69,11 +93,15 @@ export function createDocumentRoutes(options: { em: EntityManager; settings: Doc
       filename = String(req.headers[FILENAME_HEADER]);
     }
     try {
-      const staged = await serviceFor(req).stage(req, filename, withTicket ? String(req.params.id) : undefined);
+      // Not destroyed when the intake stops early (a refused type): the rest is drained below.
+      const staged = await serviceFor(req).stage(req.iterator({ destroyOnReturn: false }), filename, withTicket ? String(req.params.id) : undefined);
       res.status(withTicket ? 200 : 201).json(staged);
     } catch (error) {
       if (error instanceof DomainError || error instanceof DocumentDuplicateError) {
-        if (!req.complete) res.setHeader('connection', 'close');
+        // Refused before the end of the body (a type refused on its first bytes): read the rest,
+        // up to the cap, before answering, so the edge still sending it gets this answer and not a
+        // broken pipe. Past the cap the connection is closed instead.
+        if (!req.complete) return drainThen(req, res, options.settings.maxUploadBytes, () => sendError(res, error));
         return sendError(res, error);
       }
       next(error);
