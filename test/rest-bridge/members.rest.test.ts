@@ -220,12 +220,15 @@ describe('the member routes', () => {
     await createMember(key, { name: 'Gone again', email: 'gone@example.org' });
   });
 
-  it('POST /members/{id}/renew adds a year and answers the member', async () => {
+  it('POST /members/{id}/renew adds a year within the renewal window and answers the member, and is 409 renewal_not_due before it', async () => {
     const key = await freshKey();
-    const created = await createMember(key, { name: 'Renew', email: 'renew@example.org' });
+    const early = await createMember(key, { name: 'Early', email: 'early@example.org' });
+    await expectError(await platform.request(`/api/v1/members/${early.id}/renew`, { method: 'POST', key }), 409, 'renewal_not_due');
+    const joinedOn = utcDate(Y - 1, M, D + 10);
+    const created = await createMember(key, { name: 'Renew', email: 'renew@example.org', joinedOn });
     const response = await platform.request(`/api/v1/members/${created.id}/renew`, { method: 'POST', key });
     const renewed = await body<MemberBody>(response, 200);
-    expect(renewed).toMatchObject({ id: created.id, periodStart: TODAY, periodEnd: utcDate(Y + 2, M, D - 1), status: 'ACTIVE' });
+    expect(renewed).toMatchObject({ id: created.id, periodStart: joinedOn, periodEnd: utcDate(Y + 1, M, D + 9), status: 'ACTIVE' });
     expect(await body(await getMember(key, created.id), 200)).toMatchObject({ periodEnd: renewed.periodEnd });
   });
 

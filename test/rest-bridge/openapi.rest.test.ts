@@ -201,6 +201,12 @@ describe('the OpenAPI documents', () => {
   });
 });
 
+/** The date a year ago plus `days`: a member joined then has its period end within `days` days. */
+function yearAgoPlus(days: number): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear() - 1, now.getUTCMonth(), now.getUTCDate() + days)).toISOString().slice(0, 10);
+}
+
 describe('the membership REST paths answer as their document says', () => {
   it('members, invoices, payments, refunds and the finance report', async () => {
     const today = new Date().toISOString().slice(0, 10);
@@ -222,7 +228,9 @@ describe('the membership REST paths answer as their document says', () => {
     const csv = await platform.request(`/api/v1/finance/reports?from=${today}&to=${today}&format=csv`, { key: liveKey });
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(documents.membership.paths['/finance/reports'].get.responses['200'].content).toHaveProperty('text/csv');
-    await call('membership', 'POST', '/members/{id}/renew', { params: { id }, json: {}, status: 200 });
+    await call('membership', 'POST', '/members/{id}/renew', { params: { id }, json: {}, status: 409 });
+    const renewing = String((await call('membership', 'POST', '/members', { json: { name: 'Renewing', email: 'renewing@example.org', joinedOn: yearAgoPlus(10) }, status: 201 })).id);
+    await call('membership', 'POST', '/members/{id}/renew', { params: { id: renewing }, json: {}, status: 200 });
     await call('membership', 'DELETE', '/members/{id}', { params: { id }, status: 200 });
   });
 

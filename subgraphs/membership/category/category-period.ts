@@ -56,3 +56,6 @@ export function monthsOf(period: CategoryPeriod, periodYears: number | null): nu
       return null;
   }
 }
+
+/** Days before the period end from which an active member may renew, unless its category says otherwise (members without a category too). */
+export const DEFAULT_RENEWAL_WINDOW_DAYS = 30;

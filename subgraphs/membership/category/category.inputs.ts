@@ -50,13 +50,19 @@ export class CreateMemberCategoryArgs {
   @Min(0)
   @Max(366)
   graceDays?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'Days before the period end from which an active member may renew, 0-366; defaults to 30.' })
+  @IsOptional()
+  @Min(0)
+  @Max(366)
+  renewalWindowDays?: number | null;
 }
 
 @ArgsType()
 export class MemberCategoriesArgs extends PageArgs {}
 
 /**
- * What a category's owner may change: its name, fee, currency and grace. Its period and renewal
+ * What a category's owner may change: its name, fee, currency, grace and renewal window. Its period and renewal
  * rule shape its members' periods, so they are fixed; a new category serves a new rule.
  */
 @ArgsType()
@@ -86,4 +92,10 @@ export class UpdateMemberCategoryArgs {
   @Min(0)
   @Max(366)
   graceDays?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'Days before the period end from which an active member may renew, 0-366; defaults to 30.' })
+  @IsOptional()
+  @Min(0)
+  @Max(366)
+  renewalWindowDays?: number | null;
 }

@@ -25,7 +25,7 @@ export class CategoryResolver {
     return service(ctx).create(args);
   }
 
-  @Mutation(() => MemberCategory, { description: 'Renames a category or changes its fee, currency or grace (its period and renewal rule are fixed).' })
+  @Mutation(() => MemberCategory, { description: 'Renames a category or changes its fee, currency, grace or renewal window (its period and renewal rule are fixed).' })
   updateMemberCategory(@Args(() => UpdateMemberCategoryArgs) args: UpdateMemberCategoryArgs, @Ctx() ctx: SubgraphContext): Promise<MemberCategory> {
     return service(ctx).update(args);
   }

@@ -3,15 +3,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../../core/principal.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
 import { AuditService } from '../audit/audit.service.js';
-import { CategoryPeriod, RenewalBasis } from './category-period.js';
+import { CategoryPeriod, DEFAULT_RENEWAL_WINDOW_DAYS, RenewalBasis } from './category-period.js';
 import { CategoryInUseError, CategoryNameTakenError, CategoryNotFoundError, InvalidCategoryError } from './category.errors.js';
 import type { CreateMemberCategoryArgs, MemberCategoriesArgs, UpdateMemberCategoryArgs } from './category.inputs.js';
 import { MemberCategory } from './member-category.entity.js';
 
 /** What the audit trail keeps of a category. */
 export function categorySnapshot(c: MemberCategory): Record<string, unknown> {
-  const { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays } = c;
-  return { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays };
+  const { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays, renewalWindowDays } = c;
+  return { name, feeAmount, currency, period, periodYears, renewalBasis, fixedMonth, fixedDay, graceDays, renewalWindowDays };
 }
 
 /** Member categories of the principal's account and mode. */
@@ -76,6 +76,7 @@ export class CategoryService {
       fixedMonth: args.fixedMonth ?? null,
       fixedDay: args.fixedDay ?? null,
       graceDays: args.graceDays ?? 0,
+      renewalWindowDays: args.renewalWindowDays ?? DEFAULT_RENEWAL_WINDOW_DAYS,
     });
     new AuditService(this.em, this.principal).record('member_category', category.id, 'member_category.created', null, categorySnapshot(category));
     try {
@@ -87,7 +88,7 @@ export class CategoryService {
     return category;
   }
 
-  /** Renames a category or changes its fee, currency or grace; members keep the periods they have. */
+  /** Renames a category or changes its fee, currency, grace or renewal window; members keep the periods they have. */
   async update(args: UpdateMemberCategoryArgs): Promise<MemberCategory> {
     const category = await this.get(args.id);
     const before = categorySnapshot(category);
@@ -95,6 +96,7 @@ export class CategoryService {
     if (args.feeAmount != null) category.feeAmount = args.feeAmount;
     if (args.currency != null) category.currency = args.currency.toUpperCase();
     if (args.graceDays != null) category.graceDays = args.graceDays;
+    if (args.renewalWindowDays != null) category.renewalWindowDays = args.renewalWindowDays;
     new AuditService(this.em, this.principal).record('member_category', category.id, 'member_category.updated', before, categorySnapshot(category));
     try {
       await this.em.flush();

@@ -4,18 +4,18 @@ import { Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorato
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { Field, ID, Int, ObjectType } from '../../shared/type-graphql.js';
 import type { Mode } from '../../../core/principal.js';
-import { CategoryPeriod, monthsOf, RenewalBasis, type PeriodRule } from './category-period.js';
+import { CategoryPeriod, DEFAULT_RENEWAL_WINDOW_DAYS, monthsOf, RenewalBasis, type PeriodRule } from './category-period.js';
 
 /**
- * A kind of membership with its fee, period and renewal rules. Categories are not edited once
- * made: members and invoices refer to their terms (a new category replaces an old one).
+ * A kind of membership with its fee, period and renewal rules. Its period and renewal basis are
+ * fixed once made (members' periods follow them); name, fee, grace and renewal window may change.
  */
 @ObjectType({ description: 'A membership category: fee, period, renewal basis and grace days.' })
 @Entity({ tableName: 'member_category' })
 @Unique({ name: 'member_category_scope_name_unique', properties: ['accountId', 'mode', 'name'] })
 @Index({ name: 'member_category_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
 export class MemberCategory {
-  [OptionalProps]?: 'id' | 'createdAt' | 'livemode' | 'periodRule';
+  [OptionalProps]?: 'id' | 'createdAt' | 'livemode' | 'periodRule' | 'renewalWindowDays';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -62,6 +62,11 @@ export class MemberCategory {
   @Field(() => Int, { description: 'Days after the period end during which the member is in GRACE before LAPSED.' })
   @Property({ type: 'integer' })
   graceDays!: number;
+
+  /** Wild Apricot's "renew only within N days before the renewal date": a renewal earlier than this is refused. */
+  @Field(() => Int, { description: 'Days before the period end from which an ACTIVE member may renew (GRACE and LAPSED members may renew at any time).' })
+  @Property({ type: 'integer', default: 30 })
+  renewalWindowDays: number = DEFAULT_RENEWAL_WINDOW_DAYS;
 
   @Field(() => DateTimeResolver)
   @Property({ type: 'datetime' })

@@ -23,6 +23,8 @@ export interface BilledPeriod {
 export interface MemberBilling {
   /** Bills the period in `em`'s transaction (it commits or rolls back with the member); answers the invoice's id. */
   billPeriod(em: EntityManager, principal: Principal, bill: BilledPeriod): Promise<string>;
+  /** The member's renewal invoice that is not paid yet (open or uncollectible), read in `em`'s transaction; null when there is none. */
+  openRenewal(em: EntityManager, principal: Principal, memberId: string): Promise<string | null>;
 }
 
 /** The part of the membership context that joining and renewing read. */

@@ -19,10 +19,18 @@ export class LifetimeRenewalError extends DomainError {
   }
 }
 
-/** A renewal whose period would end after 9999-12-31, the last date the API's date format carries. */
-export class RenewalOutOfRangeError extends DomainError {
-  constructor() {
-    super('CONFLICT', 'Renewing would end the membership after 9999-12-31', { reason: 'renewal_out_of_range' });
+/** An active member renewing before its category's renewal window opens. */
+export class RenewalNotDueError extends DomainError {
+  constructor(opensOn: string, periodEnd: string) {
+    super('CONFLICT', `The membership can be renewed from ${opensOn}: its period ends on ${periodEnd}`, { reason: 'renewal_not_due' });
+  }
+}
+
+/** A renewal while the member's previous renewal invoice is still owed: one open renewal at a time. */
+export class RenewalPendingError extends DomainError {
+  constructor(invoiceId: string) {
+    super('CONFLICT', `The renewal invoice ${invoiceId} is still open: pay or void it first`, { reason: 'renewal_pending' });
+    Object.assign(this.extensions, { existingId: invoiceId });
   }
 }
 

@@ -5,13 +5,13 @@ import { NotFoundError } from '../../shared/not-found.error.js';
 import { DomainError } from '../../../core/errors.js';
 import { UUID, type Page } from '../../shared/pagination.js';
 import { AuditService } from '../audit/audit.service.js';
-import { CategoryPeriod, type PeriodRule } from '../category/category-period.js';
+import { CategoryPeriod, DEFAULT_RENEWAL_WINDOW_DAYS, type PeriodRule } from '../category/category-period.js';
 import { CategoryService } from '../category/category.service.js';
 import type { MemberCategory } from '../category/member-category.entity.js';
 import { normalizeSkills } from '../../shared/match-score.js';
 import type { MemberBilling } from './member-billing.js';
 import { Member } from './member.entity.js';
-import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError, RenewalOutOfRangeError } from './member.errors.js';
+import { IllegalMemberTransitionError, LifetimeRenewalError, MemberEmailTakenError, RenewalNotDueError, RenewalPendingError } from './member.errors.js';
 import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { pageMembers } from './member-list.js';
 import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period } from './member-period.js';
@@ -240,16 +240,18 @@ export class MemberService {
 
   /** Activates the pending member whose first invoice was just paid, in the caller's transaction. */
   async activateOnPayment(memberId: string): Promise<void> {
-    const { deletedAt: _archivedToo, ...scope } = this.scope;
-    const member = await this.em.findOne(Member, { id: memberId, ...scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const member = await this.lockAny(memberId);
     if (member?.status === MemberStatus.PENDING) this.apply(member, 'activate');
   }
 
   /**
-   * Adds one period. ACTIVE or GRACE: from the current end (the current period goes on).
-   * LAPSED: a new period from today. A FIXED category's periods end before its fixed date. The
-   * fee is billed by `billing` (an open invoice, due when the new period starts); the row lock
-   * makes concurrent renewals each count.
+   * Renews for one more period of the category: from the current end while ACTIVE or GRACE, from
+   * today once LAPSED; a FIXED category's period ends before its fixed date. An ACTIVE member
+   * renews only within the category's renewal window before its period ends (409
+   * renewal_not_due), and while a renewal invoice is owed no second one is opened (409
+   * renewal_pending). With a fee, `billing` opens the renewal invoice and the period is added
+   * when it is paid (`applyPaidRenewal`); a free renewal adds it at once. The row lock orders
+   * concurrent renewals, so each sees the invoice the one before it opened.
    */
   async renew(id: string, billing: MemberBilling): Promise<Member> {
     return this.em.transactional(async (em) => {
@@ -258,20 +260,50 @@ export class MemberService {
       if (member.periodEnd === null) throw new LifetimeRenewalError();
       const status = member.status;
       if (!RENEWABLE.includes(status)) throw new IllegalMemberTransitionError('renewed', status);
+      const pending = await billing.openRenewal(em, this.principal, member.id);
+      if (pending) throw new RenewalPendingError(pending);
       const category = member.categoryId ? await new CategoryService(em, this.principal).get(member.categoryId, 'categoryId') : null;
-      const before = memberSnapshot(member);
+      if (status === MemberStatus.ACTIVE) {
+        const opensOn = addDays(member.periodEnd, -(category?.renewalWindowDays ?? DEFAULT_RENEWAL_WINDOW_DAYS));
+        if (today() < opensOn) throw new RenewalNotDueError(opensOn, member.periodEnd);
+      }
       const added: Period =
         status === MemberStatus.LAPSED ? periodFrom(ruleOf(category), today()) : periodFrom(ruleOf(category), addDays(member.periodEnd, 1));
-      // Long periods renewed again and again would pass year 9999, which no date format the API
-      // speaks can carry: refuse before anything is written rather than store an unreadable date.
-      const graceEndsOn = withGrace(added, category).graceEndsOn;
-      if ([added.periodEnd, graceEndsOn].some((date) => date !== null && !isCalendarDate(date))) throw new RenewalOutOfRangeError();
-      if (status === MemberStatus.LAPSED) member.periodStart = added.periodStart;
-      Object.assign(member, { periodEnd: added.periodEnd, graceEndsOn });
-      const invoiceId = category && category.feeAmount > 0 ? await billing.billPeriod(em, this.principal, { member, category, period: added, kind: 'renewal' }) : null;
-      service.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId });
+      if (category && category.feeAmount > 0) {
+        const invoiceId = await billing.billPeriod(em, this.principal, { member, category, period: added, kind: 'renewal' });
+        const snapshot = memberSnapshot(member);
+        service.audit.record('member', member.id, 'member.renewal_invoiced', snapshot, { ...snapshot, invoiceId, renewalPeriod: added });
+        return member;
+      }
+      service.extend(member, { periodStart: status === MemberStatus.LAPSED ? added.periodStart : member.periodStart, periodEnd: added.periodEnd }, category, null);
       return member;
     });
+  }
+
+  /**
+   * Adds the period a renewal invoice paid for, in the caller's transaction (which locked the
+   * invoice). A period the member holds already adds nothing; one that starts after a gap (the
+   * member had lapsed) starts the member's period anew.
+   */
+  async applyPaidRenewal(memberId: string, period: Period, invoiceId: string): Promise<void> {
+    const member = await this.lockAny(memberId);
+    if (!member || member.periodEnd === null || period.periodEnd === null || period.periodEnd <= member.periodEnd) return;
+    const category = member.categoryId ? await new CategoryService(this.em, this.principal).find(member.categoryId) : null;
+    const start = period.periodStart > addDays(member.periodEnd, 1) ? period.periodStart : member.periodStart;
+    this.extend(member, { periodStart: start, periodEnd: period.periodEnd }, category, invoiceId);
+  }
+
+  /** Sets the member's period (and grace from it) and records the renewal. */
+  private extend(member: Member, period: Period, category: MemberCategory | null, invoiceId: string | null): void {
+    const before = memberSnapshot(member);
+    Object.assign(member, withGrace(period, category));
+    this.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId });
+  }
+
+  /** A member of this account and mode, archived ones too (their invoices are still paid), locked; null when absent. */
+  private async lockAny(id: string): Promise<Member | null> {
+    const { deletedAt: _archivedToo, ...scope } = this.scope;
+    return this.em.findOne(Member, { id, ...scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   }
 
   private async lock(id: string): Promise<Member> {

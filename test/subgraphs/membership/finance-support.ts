@@ -48,9 +48,9 @@ export const MEMBER_FIELDS = 'id name email status categoryId joinedOn periodSta
 export const INVOICE_FIELDS =
   'id number memberId categoryId kind status currency total amountPaid amountRefunded amountRemaining issuedOn dueOn periodStart periodEnd overdue lines { description quantity unitAmount amount }';
 
-export const CREATE_CATEGORY = `mutation($name: String!, $feeAmount: Int!, $currency: String!, $period: CategoryPeriod!, $periodYears: Int, $renewalBasis: RenewalBasis, $fixedMonth: Int, $fixedDay: Int, $graceDays: Int) {
-  createMemberCategory(name: $name, feeAmount: $feeAmount, currency: $currency, period: $period, periodYears: $periodYears, renewalBasis: $renewalBasis, fixedMonth: $fixedMonth, fixedDay: $fixedDay, graceDays: $graceDays) {
-    id name feeAmount currency period periodYears renewalBasis fixedMonth fixedDay graceDays livemode
+export const CREATE_CATEGORY = `mutation($name: String!, $feeAmount: Int!, $currency: String!, $period: CategoryPeriod!, $periodYears: Int, $renewalBasis: RenewalBasis, $fixedMonth: Int, $fixedDay: Int, $graceDays: Int, $renewalWindowDays: Int) {
+  createMemberCategory(name: $name, feeAmount: $feeAmount, currency: $currency, period: $period, periodYears: $periodYears, renewalBasis: $renewalBasis, fixedMonth: $fixedMonth, fixedDay: $fixedDay, graceDays: $graceDays, renewalWindowDays: $renewalWindowDays) {
+    id name feeAmount currency period periodYears renewalBasis fixedMonth fixedDay graceDays renewalWindowDays livemode
   }
 }`;
 export const CREATE_MEMBER = `mutation($name: String!, $email: String!, $joinedOn: LocalDate, $categoryId: ID) {

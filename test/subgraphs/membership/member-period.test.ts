@@ -11,6 +11,7 @@ describe('periodFrom', () => {
     ['quarterly', rolling(3), '2026-02-01', '2026-04-30'],
     ['half-yearly', rolling(6), '2026-08-31', '2027-02-28'],
     ['yearly from 29 Feb', rolling(12), '2024-02-29', '2025-02-28'],
+    ['yearly after a period ending 28 Feb before a leap year (a renewal): to 29 Feb', rolling(12), '2027-03-01', '2028-02-29'],
     ['every 3 years', rolling(36), '2026-05-10', '2029-05-09'],
     ['lifetime', rolling(null), '2026-05-10', null],
     ['fixed 1 Jan, joining mid-year: to the next fixed date', fixed(12, 1, 1), '2026-11-20', '2026-12-31'],

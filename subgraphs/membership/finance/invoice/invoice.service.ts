@@ -13,7 +13,7 @@ import { MemberService } from '../../member/member.service.js';
 import { Invoice } from './invoice.entity.js';
 import { IllegalInvoiceTransitionError, InvalidInvoiceError } from './invoice.errors.js';
 import { MAX_INVOICE_AMOUNT, type InvoiceLine, type InvoiceLineInput } from './invoice-line.js';
-import { INVOICE_ACTIONS, InvoiceKind, InvoiceStatus } from './invoice-status.js';
+import { INVOICE_ACTIONS, InvoiceKind, InvoiceStatus, PAYABLE } from './invoice-status.js';
 import { NewInvoiceStatus, type CreateInvoiceArgs, type InvoicesArgs } from './invoice.inputs.js';
 
 /** Days from finalisation to the due date when none is given. */
@@ -91,6 +91,16 @@ export class InvoiceService {
     const rows = valid.length ? await this.em.find(Invoice, { id: { $in: valid }, ...this.scope }) : [];
     const byId = new Map(rows.map((i) => [i.id, i]));
     return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  /** The id of the member's renewal invoice still owed (OPEN or UNCOLLECTIBLE), or null. */
+  async openRenewalOf(memberId: string): Promise<string | null> {
+    const open = await this.em.findOne(
+      Invoice,
+      { ...this.scope, memberId, kind: InvoiceKind.RENEWAL, status: { $in: [...PAYABLE] } },
+      { fields: ['id'], orderBy: { createdAt: 'asc' } },
+    );
+    return open?.id ?? null;
   }
 
   /** The invoice, row-locked for the rest of the caller's transaction. */

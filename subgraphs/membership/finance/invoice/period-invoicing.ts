@@ -8,4 +8,7 @@ export const periodInvoicing: MemberBilling = {
     const invoice = await new InvoiceService(em, principal).createForPeriod(member, category, period, kind === 'renewal' ? InvoiceKind.RENEWAL : InvoiceKind.MEMBERSHIP);
     return invoice.id;
   },
+  openRenewal(em, principal, memberId) {
+    return new InvoiceService(em, principal).openRenewalOf(memberId);
+  },
 };

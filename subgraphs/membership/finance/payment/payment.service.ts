@@ -4,9 +4,9 @@ import type { Principal } from '../../../../core/principal.js';
 import { DomainError } from '../../../../core/errors.js';
 import { paginate, UUID, type Page } from '../../../shared/pagination.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { MemberService } from '../../member/member.service.js';
 import { AmountTooLargeError, InvoiceArgumentNotFoundError, InvoiceNotPayableError } from '../invoice/invoice.errors.js';
-import { InvoiceKind, InvoiceStatus, PAYABLE } from '../invoice/invoice-status.js';
+import { PAYABLE } from '../invoice/invoice-status.js';
+import { followPaidInvoice } from '../invoice/member-standing.js';
 import { InvoiceService } from '../invoice/invoice.service.js';
 import { Payment } from './payment.entity.js';
 import type { CreatePaymentArgs, PaymentsArgs } from './payment.inputs.js';
@@ -51,7 +51,7 @@ export class PaymentService {
   /**
    * Records a payment under the invoice's row lock, so concurrent payments see each other:
    * together they never exceed what is owed. Paying the rest makes the invoice PAID, and paying
-   * a new member's first invoice activates the member.
+   * a new member's first invoice activates the member, and paying a renewal adds its period.
    */
   async create(args: CreatePaymentArgs): Promise<Payment> {
     return this.em.transactional(async (em) => {
@@ -78,9 +78,7 @@ export class PaymentService {
       invoice.amountPaid += args.amount;
       new AuditService(em, this.principal).record('payment', payment.id, 'payment.created', null, paymentSnapshot(payment));
       invoices.settle(invoice);
-      if (invoice.status === InvoiceStatus.PAID && invoice.kind === InvoiceKind.MEMBERSHIP) {
-        await new MemberService(em, this.principal).activateOnPayment(invoice.memberId);
-      }
+      await followPaidInvoice(em, this.principal, invoice);
       return payment;
     });
   }
