@@ -1,42 +1,37 @@
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, symlink } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import type { Logger } from 'pino';
-import { EmbeddedPostgres } from './embedded-postgres.js';
+import { pino, type Logger } from 'pino';
+import { initialiseCluster, postgresPrograms, postgresRunAs, supervisedPostgres } from './embedded-postgres.js';
+import { adoptSuperuserPassword, provisionServiceRole, SERVICE_ROLE } from './embedded-database-roles.js';
+import { persistentSecret } from './persistent-secret.js';
+import type { SupervisedService } from './supervisor/supervised-service.js';
 
 export interface RunningDatabase {
-  /** Connection string of the platform database (schemas per subgraph live inside it). */
+  /** Connection string of the platform database (schemas per subgraph live inside it), as the services connect. */
   url: string;
   embedded: boolean;
+  /** The embedded server's superuser, for making databases (benchmarks, tests); never given to a service. */
+  superuserUrl?: string;
   stop(): Promise<void>;
 }
 
-const EMBEDDED_USER = 'platform';
-const EMBEDDED_PASSWORD = 'platform';
+/** The role initdb makes; it only makes databases and roles (and owns nothing of the platform's). */
+const SUPERUSER = 'platform';
 const PLATFORM_DATABASE = 'platform';
+/** Beside DATA_DIR/postgres, readable by this user alone, kept across restarts. */
+const SUPERUSER_PASSWORD_FILE = 'postgres-superuser-password';
+const SERVICE_PASSWORD_FILE = 'postgres-service-password';
 
 /**
- * npm 11 does not run the binaries package's postinstall, which recreates the shared-library
- * symlinks npm cannot ship; recreate them here, idempotently, before the first start.
+ * Where the services reach the platform's embedded PostgreSQL on `port`, as the role that owns
+ * the platform's schemas (its password made under `dataDir` on first use).
  */
-async function hydrateEmbeddedBinaries(): Promise<void> {
-  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string };
-  const root = path.resolve(path.dirname(binaries.initdb), '..', '..');
-  const listFile = path.join(root, 'native', 'pg-symlinks.json');
-  if (!existsSync(listFile)) return;
-  const links = JSON.parse(await readFile(listFile, 'utf8')) as { source: string; target: string }[];
-  for (const { source, target } of links) {
-    const linkPath = path.join(root, target);
-    const exists = await lstat(linkPath).then(() => true, () => false);
-    if (!exists) await symlink(path.relative(path.dirname(linkPath), path.join(root, source)), linkPath);
-  }
-}
-
-/** Where the platform's embedded PostgreSQL answers on `port`, once it runs. */
-export function embeddedPlatformUrl(port: number): string {
-  return `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${PLATFORM_DATABASE}`;
+export function embeddedPlatformUrl(port: number, dataDir: string): string {
+  const password = persistentSecret(path.join(dataDir, SERVICE_PASSWORD_FILE));
+  return `postgres://${SERVICE_ROLE}:${encodeURIComponent(password)}@127.0.0.1:${port}/${PLATFORM_DATABASE}`;
 }
 
 export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
@@ -63,16 +58,17 @@ export async function ensureDatabaseExists(serverUrl: string, name: string): Pro
 }
 
 /**
- * Starts the embedded PostgreSQL under `dir` (initialising it on first use) and returns the
- * server's URL. As root, PostgreSQL refuses to run, so embedded-postgres runs it as a
- * `postgres` system user that owns the data directory.
+ * Starts the embedded PostgreSQL under `dir` (initialising it on first use) as a supervised
+ * process, restarted with backoff whenever it dies, and returns the superuser's URL. Its password
+ * is kept in a file beside `dir` (mode 0600); a directory made with the former fixed password
+ * is moved to it. As root, PostgreSQL runs as the `postgres` system user, which owns `dir`.
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
   port: number;
   logger?: Logger;
-}): Promise<{ serverUrl: string; stop(): Promise<void> }> {
-  await hydrateEmbeddedBinaries();
+}): Promise<{ serverUrl: string; server: SupervisedService; stop(): Promise<void> }> {
+  const programs = await postgresPrograms();
   if (!(await portIsFree(options.port))) {
     throw new Error(
       `The embedded PostgreSQL cannot listen on 127.0.0.1:${options.port}: the port is in use ` +
@@ -80,31 +76,35 @@ export async function startEmbeddedPostgres(options: {
         'Set EMBEDDED_PG_PORT to another port, or DATABASE_URL to use your own PostgreSQL.',
     );
   }
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const logger = options.logger ?? pino({ enabled: false });
+  const runAs = await postgresRunAs();
   await mkdir(path.dirname(options.dir), { recursive: true });
   // PostgreSQL runs as the unprivileged `postgres` user under root: it must reach its directory.
-  if (asRoot) await chmod(path.dirname(options.dir), 0o755);
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dir,
-    port: options.port,
-    user: EMBEDDED_USER,
-    password: EMBEDDED_PASSWORD,
-    persistent: true,
-    createPostgresUser: asRoot,
-    // TCP on loopback only; no Unix socket, whose default directory may not be writable.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => options.logger?.debug({ postgres: message.trim() }),
-    onError: (error) => options.logger?.warn({ postgres: String(error).trim() }),
-  });
+  if (runAs) await chmod(path.dirname(options.dir), 0o755);
+  const password = persistentSecret(path.join(path.dirname(options.dir), SUPERUSER_PASSWORD_FILE));
   if (!existsSync(path.join(options.dir, 'PG_VERSION'))) {
-    options.logger?.info({ dir: options.dir }, 'initialising the embedded PostgreSQL');
-    await server.initialise();
+    logger.info({ dir: options.dir }, 'initialising the embedded PostgreSQL');
+    await initialiseCluster({ dir: options.dir, superuser: SUPERUSER, password, runAs, logger });
   }
-  await server.start();
-  return {
-    serverUrl: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+  const server = supervisedPostgres({ postgres: programs.postgres, dir: options.dir, port: options.port, runAs, logger });
+  // However this process ends (short of SIGKILL), the server is asked to stop with it.
+  const stopWithProcess = () => {
+    if (server.pid) process.kill(server.pid, 'SIGINT');
   };
+  process.once('exit', stopWithProcess);
+  const stop = async () => {
+    await server.stop();
+    process.off('exit', stopWithProcess);
+  };
+  try {
+    await server.start();
+    const serverUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`;
+    await adoptSuperuserPassword(serverUrl, logger);
+    return { serverUrl, server, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** The platform's database: DATABASE_URL when given, otherwise the embedded server under DATA_DIR. */
@@ -123,8 +123,9 @@ export async function openPlatformDatabase(options: {
     logger: options.logger,
   });
   try {
-    const url = await ensureDatabaseExists(embedded.serverUrl, PLATFORM_DATABASE);
-    return { url, embedded: true, stop: embedded.stop };
+    const url = embeddedPlatformUrl(options.embeddedPort, options.dataDir);
+    await provisionServiceRole(embedded.serverUrl, { url, database: PLATFORM_DATABASE });
+    return { url, embedded: true, superuserUrl: embedded.serverUrl, stop: embedded.stop };
   } catch (error) {
     await embedded.stop();
     throw error;

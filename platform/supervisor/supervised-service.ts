@@ -15,12 +15,32 @@ export interface SupervisedServiceOptions {
   readyTimeoutMs?: number;
   /** How long a process may take to stop on SIGTERM before it is killed. */
   stopTimeoutMs?: number;
+  /**
+   * Resolves with the service's address once the process is ready. Default: the IPC message of
+   * child-protocol.ts; a program that is not ours (PostgreSQL) says it otherwise.
+   */
+  ready?: (child: ChildProcess) => Promise<string>;
+  /** The signal that asks for an orderly stop (default SIGTERM; PostgreSQL's fast shutdown is SIGINT). */
+  stopSignal?: NodeJS.Signals;
+}
+
+/** The `ready` message a service of ours sends over IPC once it listens (child-protocol.ts). */
+function readyOverIpc(child: ChildProcess): Promise<string> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isReadyMessage(message)) return;
+      child.off('message', onMessage);
+      resolve(message.url);
+    };
+    child.on('message', onMessage);
+  });
 }
 
 /**
  * One service kept running in its own process: started, waited for until it reports ready,
  * restarted with exponential backoff whenever it exits unasked, stopped with SIGTERM (then
- * SIGKILL) on request.
+ * SIGKILL) on request, whatever state it is in: running, starting, or dead and waiting for its
+ * restart.
  */
 export class SupervisedService {
   private child: ChildProcess | undefined;
@@ -60,22 +80,25 @@ export class SupervisedService {
     logger.info({ service: name, childPid: child.pid }, `${name} started`);
     return new Promise((resolve, reject) => {
       let ready = false;
+      let gone = false;
       const timer = setTimeout(() => {
         if (ready) return;
         logger.warn({ service: name, childPid: child.pid }, `${name} did not report ready in time; killing it`);
         child.kill('SIGKILL');
       }, this.options.readyTimeoutMs ?? 120_000);
       timer.unref();
-      child.on('message', (message) => {
-        if (ready || !isReadyMessage(message)) return;
+      void (this.options.ready ?? readyOverIpc)(child).then((url) => {
+        // A process's last output can be read after its exit.
+        if (ready || gone) return;
         ready = true;
         clearTimeout(timer);
-        this.url = message.url;
-        if (this.everReady) logger.info({ service: name, childPid: child.pid, url: message.url }, `${name} is back`);
+        this.url = url;
+        if (this.everReady) logger.info({ service: name, childPid: child.pid, url }, `${name} is back`);
         this.everReady = true;
-        resolve(message.url);
+        resolve(url);
       });
       child.once('exit', (code, signal) => {
+        gone = true;
         clearTimeout(timer);
         if (this.child === child) this.child = undefined;
         if (!ready) reject(new ServiceExitedError(name, code, signal));
@@ -98,14 +121,17 @@ export class SupervisedService {
     }, delayMs);
   }
 
-  /** Stops the service and keeps it stopped: SIGTERM, then SIGKILL after the stop timeout. */
+  /**
+   * Stops the service and keeps it stopped: the stop signal, then SIGKILL after the stop timeout.
+   * A process that is gone already (killed, crashed, between restarts) is not waited for.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
+    child.kill(this.options.stopSignal ?? 'SIGTERM');
     const killer = setTimeout(() => {
       this.options.logger.warn({ service: this.name, childPid: child.pid }, `${this.name} did not stop in time; killing it`);
       child.kill('SIGKILL');
