@@ -35,6 +35,7 @@ import { ChatAccessVersion } from './chat/chat-access-version.entity.js';
 import { Migration20261124210000ChatAccessVersion } from './migrations/Migration20261124210000ChatAccessVersion.js';
 import { Migration20261128170000WebhookSecretRotation } from './migrations/Migration20261128170000WebhookSecretRotation.js';
 import { Migration20261201000100RenewalWindow } from './migrations/Migration20261201000100RenewalWindow.js';
+import { Migration20261201000200RenewalRefunds } from './migrations/Migration20261201000200RenewalRefunds.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -60,6 +61,7 @@ export const membershipOrmOptions = {
     { name: 'Migration20261124210000ChatAccessVersion', class: Migration20261124210000ChatAccessVersion },
     { name: 'Migration20261128170000WebhookSecretRotation', class: Migration20261128170000WebhookSecretRotation },
     { name: 'Migration20261201000100RenewalWindow', class: Migration20261201000100RenewalWindow },
+    { name: 'Migration20261201000200RenewalRefunds', class: Migration20261201000200RenewalRefunds },
     idempotentOutcomesMigration('membership'),
   ],
 };

@@ -282,15 +282,42 @@ export class MemberService {
 
   /**
    * Adds the period a renewal invoice paid for, in the caller's transaction (which locked the
-   * invoice). A period the member holds already adds nothing; one that starts after a gap (the
-   * member had lapsed) starts the member's period anew.
+   * invoice), and answers the period it replaced (null when nothing changed). A period the member
+   * holds already adds nothing; one that starts after a gap (the member had lapsed) starts the
+   * member's period anew.
    */
-  async applyPaidRenewal(memberId: string, period: Period, invoiceId: string): Promise<void> {
+  async applyPaidRenewal(memberId: string, period: Period, invoiceId: string): Promise<Period | null> {
     const member = await this.lockAny(memberId);
-    if (!member || member.periodEnd === null || period.periodEnd === null || period.periodEnd <= member.periodEnd) return;
+    if (!member || member.periodEnd === null || period.periodEnd === null || period.periodEnd <= member.periodEnd) return null;
+    const replaced = { periodStart: member.periodStart, periodEnd: member.periodEnd };
     const category = member.categoryId ? await new CategoryService(this.em, this.principal).find(member.categoryId) : null;
     const start = period.periodStart > addDays(member.periodEnd, 1) ? period.periodStart : member.periodStart;
     this.extend(member, { periodStart: start, periodEnd: period.periodEnd }, category, invoiceId);
+    return replaced;
+  }
+
+  /**
+   * Takes back the period of a renewal whose invoice is no longer paid (a refund reopened it):
+   * the member returns to `replaced`, the period the renewal had replaced, and its status follows
+   * from those dates. Only while that renewal's period is still the member's last: a later one
+   * added since stays.
+   */
+  async revokeRenewal(memberId: string, period: Period, replaced: Period, invoiceId: string): Promise<void> {
+    const member = await this.lockAny(memberId);
+    if (!member || member.periodEnd === null || member.periodEnd !== period.periodEnd) return;
+    const category = member.categoryId ? await new CategoryService(this.em, this.principal).find(member.categoryId) : null;
+    const before = memberSnapshot(member);
+    Object.assign(member, withGrace(replaced, category));
+    this.audit.record('member', member.id, 'member.renewal_revoked', before, { ...memberSnapshot(member), invoiceId });
+  }
+
+  /** Returns a current member to PENDING after a refund reopened its first invoice, in the caller's transaction. */
+  async deactivateOnRefund(memberId: string, invoiceId: string): Promise<void> {
+    const member = await this.lockAny(memberId);
+    if (member?.state !== 'current') return;
+    const before = memberSnapshot(member);
+    member.state = 'pending';
+    this.audit.record('member', member.id, 'member.deactivated', before, { ...memberSnapshot(member), invoiceId });
   }
 
   /** Sets the member's period (and grace from it) and records the renewal. */

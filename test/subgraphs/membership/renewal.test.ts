@@ -165,3 +165,89 @@ describe('twenty renewals at once', () => {
     expect(await renewals(principal, x.id)).toEqual([]);
   });
 });
+
+const REFUND = `mutation($paymentId: ID!, $amount: Int) { createRefund(paymentId: $paymentId, amount: $amount) { id amount } }`;
+const INVOICE = `query($id: ID!) { invoice(id: $id) { id status amountPaid amountRefunded } }`;
+
+/** A member that renewed (invoice of 5000 opened) with its period before the renewal. */
+async function renewing(principal: Principal, categoryArgs: Record<string, unknown>, joinedOn: string) {
+  const before = await memberOf(principal, categoryArgs, joinedOn);
+  await m.ok(principal, RENEW, { id: before.id });
+  const [invoice] = await renewals(principal, before.id);
+  return { before, invoice };
+}
+
+async function pay(principal: Principal, invoiceId: string, amount: number): Promise<string> {
+  return (await m.ok(principal, PAY, { invoiceId, amount, method: 'CARD' })).createPayment.id;
+}
+
+describe('a refund of a renewal', () => {
+  it('in full takes the period back: an active member returns to its old end, a member in grace to GRACE', async () => {
+    const principal = principalFor();
+    const { before, invoice } = await renewing(principal, { graceDays: 30 }, utcDate(Y - 1, M, D - 10));
+    expect(before.status).toBe('GRACE');
+    const payment = await pay(principal, invoice.id, 5000);
+    expect(await read(principal, before.id)).toMatchObject({ status: 'ACTIVE', periodEnd: invoice.periodEnd });
+    await m.ok(principal, REFUND, { paymentId: payment });
+    expect(await read(principal, before.id)).toMatchObject({ status: 'GRACE', periodStart: before.periodStart, periodEnd: before.periodEnd, graceEndsOn: before.graceEndsOn });
+    const [event] = (await m.ok(principal, AUDIT, { entity: 'member', entityId: before.id, limit: 1 })).auditEvents.data;
+    expect(event).toMatchObject({ action: 'member.renewal_revoked', before: { periodEnd: invoice.periodEnd }, after: { periodEnd: before.periodEnd, invoiceId: invoice.id } });
+  });
+
+  it('in full returns a lapsed member that renewed to LAPSED with its old period', async () => {
+    const principal = principalFor();
+    const { before, invoice } = await renewing(principal, {}, utcDate(Y - 3, M, D));
+    const payment = await pay(principal, invoice.id, 5000);
+    expect(await read(principal, before.id)).toMatchObject({ status: 'ACTIVE', periodStart: TODAY });
+    await m.ok(principal, REFUND, { paymentId: payment });
+    expect(await read(principal, before.id)).toMatchObject({ status: 'LAPSED', periodStart: before.periodStart, periodEnd: before.periodEnd });
+  });
+
+  it('in part reopens the invoice for what was refunded and holds the period back until that is paid again', async () => {
+    const principal = principalFor();
+    const { before, invoice } = await renewing(principal, {}, endingIn(5));
+    const payment = await pay(principal, invoice.id, 5000);
+    await m.ok(principal, REFUND, { paymentId: payment, amount: 1000 });
+    expect((await m.ok(principal, INVOICE, { id: invoice.id })).invoice).toMatchObject({ status: 'OPEN', amountPaid: 5000, amountRefunded: 1000 });
+    expect(await read(principal, before.id)).toMatchObject({ status: 'ACTIVE', periodEnd: before.periodEnd });
+    expect(await m.fails(principal, RENEW, { id: before.id }), 'the reopened invoice is the renewal owed').toMatchObject({ reason: 'renewal_pending', existingId: invoice.id });
+    await pay(principal, invoice.id, 1000);
+    expect(await read(principal, before.id)).toMatchObject({ periodEnd: invoice.periodEnd });
+  });
+
+  it("of a new member's first invoice returns the member to PENDING", async () => {
+    const principal = principalFor();
+    const category = (await m.ok(principal, CATEGORY, { name: `First ${++counter}`, feeAmount: 3000, currency: 'EUR', period: 'YEARLY' })).createMemberCategory;
+    const x = (await m.ok(principal, CREATE_MEMBER, { name: 'New', email: uniqueEmail('first'), categoryId: category.id })).createMember as MemberView;
+    const [first] = (await m.ok(principal, INVOICES, { memberId: x.id })).invoices.data;
+    const payment = await pay(principal, first.id, 3000);
+    expect((await read(principal, x.id)).status).toBe('ACTIVE');
+    await m.ok(principal, REFUND, { paymentId: payment });
+    expect((await read(principal, x.id)).status).toBe('PENDING');
+    await pay(principal, first.id, 3000);
+    expect((await read(principal, x.id)).status).toBe('ACTIVE');
+  });
+
+  it('racing payments: whatever order they and a refund commit in, the member holds the period exactly when the invoice ends PAID', async () => {
+    const principal = principalFor();
+    const cases = await Promise.all(Array.from({ length: 8 }, () => renewing(principal, {}, endingIn(5))));
+    const outcomes = await Promise.all(
+      cases.map(async ({ before, invoice }) => {
+        const first = await pay(principal, invoice.id, 2000);
+        // 2000 paid of 5000; then at once: 3000 more (covers it), 1000 more, and 1000 of the first refunded.
+        await Promise.all([
+          m.gql(principal, PAY, { invoiceId: invoice.id, amount: 3000, method: 'CARD' }),
+          m.gql(principal, PAY, { invoiceId: invoice.id, amount: 1000, method: 'CARD' }),
+          m.gql(principal, REFUND, { paymentId: first, amount: 1000 }),
+        ]);
+        const stored = (await m.ok(principal, INVOICE, { id: invoice.id })).invoice;
+        const member = await read(principal, before.id);
+        expect(stored.amountPaid - stored.amountRefunded === 5000).toBe(stored.status === 'PAID');
+        expect(member.periodEnd, `invoice ${stored.status}`).toBe(stored.status === 'PAID' ? invoice.periodEnd : before.periodEnd);
+        expect(member.periodStart).toBe(before.periodStart);
+        return stored.status;
+      }),
+    );
+    expect(outcomes.length).toBe(8);
+  });
+});

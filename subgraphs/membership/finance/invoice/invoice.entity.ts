@@ -95,6 +95,13 @@ export class Invoice {
   @Property({ type: 'date', nullable: true })
   periodEnd?: string | null;
 
+  /** A renewal's: the member's period its payment replaced, restored if a refund takes the renewal back. */
+  @Property({ type: 'date', nullable: true })
+  replacedPeriodStart?: string | null;
+
+  @Property({ type: 'date', nullable: true })
+  replacedPeriodEnd?: string | null;
+
   @Field(() => DateTimeResolver, { nullable: true })
   @Property({ type: 'datetime', nullable: true })
   paidAt?: Date | null;

@@ -4,15 +4,33 @@ import { MemberService } from '../../member/member.service.js';
 import type { Invoice } from './invoice.entity.js';
 import { InvoiceKind, InvoiceStatus } from './invoice-status.js';
 
-/**
- * Moves the member after its membership or renewal invoice became PAID, in the transaction that
- * locked the invoice: the first invoice activates a PENDING member, a renewal adds its period.
+/*
+ * A member's standing follows the invoice that pays for it: a first period is active and a
+ * renewal's period held exactly while its invoice is PAID. Both functions run in the transaction
+ * that locked the invoice (payments and refunds lock it first, then the member), so whatever order
+ * payments and refunds arrive in, the member ends as the invoice does.
  */
+
+/** After the invoice became PAID: the first invoice activates a PENDING member, a renewal adds its period. */
 export async function followPaidInvoice(em: EntityManager, principal: Principal, invoice: Invoice): Promise<void> {
   if (invoice.status !== InvoiceStatus.PAID) return;
   const members = new MemberService(em, principal);
   if (invoice.kind === InvoiceKind.MEMBERSHIP) await members.activateOnPayment(invoice.memberId);
   if (invoice.kind === InvoiceKind.RENEWAL && invoice.periodStart) {
-    await members.applyPaidRenewal(invoice.memberId, { periodStart: invoice.periodStart, periodEnd: invoice.periodEnd ?? null }, invoice.id);
+    const replaced = await members.applyPaidRenewal(invoice.memberId, { periodStart: invoice.periodStart, periodEnd: invoice.periodEnd ?? null }, invoice.id);
+    if (replaced) Object.assign(invoice, { replacedPeriodStart: replaced.periodStart, replacedPeriodEnd: replaced.periodEnd });
+  }
+}
+
+/** After a refund reopened a PAID invoice: the member returns to PENDING, or to the period the renewal replaced. */
+export async function followReopenedInvoice(em: EntityManager, principal: Principal, invoice: Invoice): Promise<void> {
+  if (invoice.status === InvoiceStatus.PAID) return;
+  const members = new MemberService(em, principal);
+  if (invoice.kind === InvoiceKind.MEMBERSHIP) await members.deactivateOnRefund(invoice.memberId, invoice.id);
+  if (invoice.kind === InvoiceKind.RENEWAL && invoice.periodStart && invoice.replacedPeriodStart) {
+    const period = { periodStart: invoice.periodStart, periodEnd: invoice.periodEnd ?? null };
+    const replaced = { periodStart: invoice.replacedPeriodStart, periodEnd: invoice.replacedPeriodEnd ?? null };
+    await members.revokeRenewal(invoice.memberId, period, replaced, invoice.id);
+    Object.assign(invoice, { replacedPeriodStart: null, replacedPeriodEnd: null });
   }
 }

@@ -5,7 +5,9 @@ import { DomainError } from '../../../../core/errors.js';
 import { paginate, UUID, type Page } from '../../../shared/pagination.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { AmountTooLargeError } from '../invoice/invoice.errors.js';
+import { InvoiceStatus } from '../invoice/invoice-status.js';
 import { InvoiceService } from '../invoice/invoice.service.js';
+import { followReopenedInvoice } from '../invoice/member-standing.js';
 import { Payment } from '../payment/payment.entity.js';
 import { PaymentArgumentNotFoundError } from '../payment/payment.errors.js';
 import { PaymentService, paymentSnapshot } from '../payment/payment.service.js';
@@ -41,7 +43,8 @@ export class RefundService {
    * Refunds (part of) a payment. The invoice row is locked first, then the payment (the order
    * payments use too, so the two never deadlock); concurrent refunds queue on the lock and each
    * sees the others' sum, so together they never exceed the payment. The invoice follows: a paid
-   * invoice that is no longer covered is OPEN again.
+   * invoice that is no longer covered is OPEN again, and so is what it paid for (a renewal's
+   * period is taken back, a first period's member is PENDING again).
    */
   async create(args: CreateRefundArgs): Promise<Refund> {
     return this.em.transactional(async (em) => {
@@ -72,7 +75,9 @@ export class RefundService {
       const audit = new AuditService(em, this.principal);
       audit.record('refund', refund.id, 'refund.created', null, { amount, currency: refund.currency, paymentId: payment.id, reason: refund.reason });
       audit.record('payment', payment.id, 'payment.refunded', before, paymentSnapshot(payment));
+      const wasPaid = invoice.status === InvoiceStatus.PAID;
       invoices.settle(invoice);
+      if (wasPaid) await followReopenedInvoice(em, this.principal, invoice);
       return refund;
     });
   }
