@@ -9,6 +9,7 @@ import type { InferenceConfig } from '../subgraphs/inference/config/inference-co
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ClassificationSettings } from '../subgraphs/membership/document-classification/classification-settings.js';
+import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../subgraphs/membership/member/membership-settings.js';
 
 // The edge's own settings are declared by the edge (gateway/edge-settings.ts); this loader fills them.
 export { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits };
@@ -70,6 +71,8 @@ export interface PlatformConfig {
   jsonMaxDepth: number;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
+  /** The membership lifecycle: the renewal reminder lead time (subgraphs/membership/member/membership-settings.ts). */
+  membership: MembershipSettings;
   /** Documents: upload cap, duplicates, trash retention and the processing workers (subgraphs/membership/document/document-settings.ts). */
   documents: DocumentSettings;
   /** Document classification: the classifier's threshold and the zero-shot provider, off unless DOCUMENT_ZERO_SHOT_URL and DOCUMENT_ZERO_SHOT_MODEL are set. */
@@ -229,6 +232,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     webhooks: {
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),
+    },
+    membership: {
+      renewalReminderDays: atMost(countFromEnv(env, 'MEMBER_RENEWAL_REMINDER_DAYS', DEFAULT_MEMBERSHIP_SETTINGS.renewalReminderDays, 0), 366, 'MEMBER_RENEWAL_REMINDER_DAYS'),
     },
     documents: {
       maxUploadBytes: countFromEnv(env, 'DOCUMENT_MAX_UPLOAD_BYTES', DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes),

@@ -7,12 +7,13 @@ import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './con
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
 
 async function membershipWorkers() {
-  const [{ ChatWebhookWorker }, { createDocumentWorker }, { documentClassifierFrom }] = await Promise.all([
+  const [{ ChatWebhookWorker }, { createDocumentWorker }, { documentClassifierFrom }, { MembershipClockWorker }] = await Promise.all([
     import('../subgraphs/membership/webhook/chat-webhook.worker.js'),
     import('../subgraphs/membership/document/document-worker.factory.js'),
     import('../subgraphs/membership/document-classification/document-classifier.factory.js'),
+    import('../subgraphs/membership/clock/membership-clock.worker.js'),
   ]);
-  return { ChatWebhookWorker, createDocumentWorker, documentClassifierFrom };
+  return { ChatWebhookWorker, createDocumentWorker, documentClassifierFrom, MembershipClockWorker };
 }
 
 /**
@@ -43,15 +44,19 @@ export async function startSubgraphService(
     documentClassifier,
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
     jsonMaxDepth: config.jsonMaxDepth,
+    membership: config.membership,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = membership ? new membership.ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;
   // Documents are processed where they are stored; every instance works from the same queue.
   const documentWorker = membership?.createDocumentWorker(subgraph.orm, config.documents, child, documentClassifier);
+  // What dates passing tell (renewals due, …); every instance sweeps, each row is claimed once.
+  const clockWorker = membership ? new membership.MembershipClockWorker(subgraph.orm, { settings: config.membership, logger: child }) : undefined;
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
     webhookWorker?.start();
     documentWorker?.start();
+    clockWorker?.start();
     return {
       ...service,
       httpRoutes: subgraph.httpRoutes,
@@ -59,6 +64,7 @@ export async function startSubgraphService(
       close: async () => {
         await webhookWorker?.stop();
         await documentWorker?.stop();
+        await clockWorker?.stop();
         await service.stop();
         await subgraph.close();
       },

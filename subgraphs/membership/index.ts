@@ -17,6 +17,7 @@ import { CategoryResolver } from './category/category.resolver.js';
 import { InvoiceResolver } from './finance/invoice/invoice.resolver.js';
 import { periodInvoicing } from './finance/invoice/period-invoicing.js';
 import type { MemberBillingContext } from './member/member-billing.js';
+import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings, type MembershipSettingsContext } from './member/membership-settings.js';
 import { PaymentResolver } from './finance/payment/payment.resolver.js';
 import { RefundResolver } from './finance/refund/refund.resolver.js';
 import { ReportResolver } from './finance/report/report.resolver.js';
@@ -45,15 +46,17 @@ export const membershipParts: SubgraphParts = {
 
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
 export async function createMembershipSubgraph(
-  options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier },
-): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext>> {
+  options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier; membership?: MembershipSettings },
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext & MembershipSettingsContext>> {
   const withKeys = withKeyStore(options.keyStore);
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
   const documentClassifier = options.documentClassifier ?? defaultDocumentClassifier();
+  const membershipSettings = options.membership ?? DEFAULT_MEMBERSHIP_SETTINGS;
   const subgraph = await createSubgraph(membershipParts, options, (base) => ({
     ...withKeys(base),
     webhookSettings,
+    membershipSettings,
     documentSettings,
     documentStorage: new PostgresDocumentStorage(base.em),
     documentClassifier,

@@ -36,6 +36,7 @@ import { Migration20261124210000ChatAccessVersion } from './migrations/Migration
 import { Migration20261128170000WebhookSecretRotation } from './migrations/Migration20261128170000WebhookSecretRotation.js';
 import { Migration20261201000100RenewalWindow } from './migrations/Migration20261201000100RenewalWindow.js';
 import { Migration20261201000200RenewalRefunds } from './migrations/Migration20261201000200RenewalRefunds.js';
+import { Migration20261201000300RenewalReminders } from './migrations/Migration20261201000300RenewalReminders.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -62,6 +63,7 @@ export const membershipOrmOptions = {
     { name: 'Migration20261128170000WebhookSecretRotation', class: Migration20261128170000WebhookSecretRotation },
     { name: 'Migration20261201000100RenewalWindow', class: Migration20261201000100RenewalWindow },
     { name: 'Migration20261201000200RenewalRefunds', class: Migration20261201000200RenewalRefunds },
+    { name: 'Migration20261201000300RenewalReminders', class: Migration20261201000300RenewalReminders },
     idempotentOutcomesMigration('membership'),
   ],
 };

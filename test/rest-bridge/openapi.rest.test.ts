@@ -230,6 +230,7 @@ describe('the membership REST paths answer as their document says', () => {
     expect(documents.membership.paths['/finance/reports'].get.responses['200'].content).toHaveProperty('text/csv');
     await call('membership', 'POST', '/members/{id}/renew', { params: { id }, json: {}, status: 409 });
     const renewing = String((await call('membership', 'POST', '/members', { json: { name: 'Renewing', email: 'renewing@example.org', joinedOn: yearAgoPlus(10) }, status: 201 })).id);
+    expect((await call('membership', 'GET', '/members', { query: 'renewalDue=true&sort=PERIOD_END_ASC', status: 200 })).data).toEqual([expect.objectContaining({ id: renewing })]);
     await call('membership', 'POST', '/members/{id}/renew', { params: { id: renewing }, json: {}, status: 200 });
     await call('membership', 'DELETE', '/members/{id}', { params: { id }, status: 200 });
   });

@@ -18,6 +18,11 @@ import { MEMBER_CHAT_ACCESS_TRIGGERS } from './chat-access-triggers.js';
 @Index({ name: 'member_scope_created_index', properties: ['accountId', 'mode', 'createdAt', 'id'] })
 @Index({ name: 'member_scope_period_end_index', properties: ['accountId', 'mode', 'periodEnd'] })
 @Index({ name: 'member_scope_category_index', properties: ['accountId', 'mode', 'categoryId', 'createdAt'] })
+// The clock's sweeps run across accounts: current members by the day their period ends.
+@Index({
+  name: 'member_current_period_end_index',
+  expression: 'create index "member_current_period_end_index" on "membership"."member" ("period_end") where "state" = \'current\' and "deleted_at" is null',
+})
 @Index({
   name: 'member_scope_email_unique',
   expression:
@@ -127,6 +132,10 @@ export class Member {
   @Field(() => DateTimeResolver)
   @Property({ type: 'datetime', onUpdate: () => new Date() })
   updatedAt: Date = new Date();
+
+  /** The period end the member was last sent `member.renewal_due` for: one reminder per period (renewal-reminders.ts). */
+  @Property({ type: 'date', nullable: true })
+  renewalRemindedFor?: string | null;
 
   /** Archived members leave every list; their finance records stay. */
   @Property({ type: 'datetime', nullable: true })

@@ -142,6 +142,13 @@ export class MembersArgs {
   @IsOptional()
   expiringTo?: string | null;
 
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'true: members due for renewal, ACTIVE or GRACE with a period ending within the renewal reminder lead time (MEMBER_RENEWAL_REMINDER_DAYS); false: every other member.',
+  })
+  @IsOptional()
+  renewalDue?: boolean | null;
+
   @Field(() => MemberSort, { nullable: true, description: 'Defaults to CREATED_AT_DESC (newest first).' })
   @IsOptional()
   sort?: MemberSort | null;

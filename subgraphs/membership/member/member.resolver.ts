@@ -5,6 +5,7 @@ import { CategoryService } from '../category/category.service.js';
 import { MemberCategory } from '../category/member-category.entity.js';
 import { DeletedMember } from './deleted-member.js';
 import type { MemberBillingContext } from './member-billing.js';
+import type { MembershipSettingsContext } from './membership-settings.js';
 import { Member } from './member.entity.js';
 import { CreateMemberArgs, MembersArgs, UpdateMemberArgs } from './member.inputs.js';
 import { MemberPage } from './member-page.js';
@@ -15,8 +16,8 @@ const service = (ctx: SubgraphContext) => new MemberService(ctx.em, ctx.principa
 @Resolver(() => Member)
 export class MemberResolver {
   @Query(() => MemberPage, { description: 'Members of the account; newest first unless `sort` says otherwise.' })
-  members(@Args(() => MembersArgs) args: MembersArgs, @Ctx() ctx: SubgraphContext): Promise<MemberPage> {
-    return service(ctx).list(args);
+  members(@Args(() => MembersArgs) args: MembersArgs, @Ctx() ctx: SubgraphContext & MembershipSettingsContext): Promise<MemberPage> {
+    return service(ctx).list(args, ctx.membershipSettings);
   }
 
   @Query(() => Member, { nullable: true })

@@ -16,6 +16,8 @@ import type { CreateMemberArgs, MemberProfileArgs, MembersArgs, UpdateMemberArgs
 import { pageMembers } from './member-list.js';
 import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period } from './member-period.js';
 import { MemberSort } from './member-sort.js';
+import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from './membership-settings.js';
+import { renewalDueCondition } from './renewal-reminders.js';
 import { MemberStatus, memberStatusOf, statusConditions, today, type MemberState } from './member-status.js';
 import { escapeLike } from '../../shared/like.js';
 import { findForReading } from '../../shared/read-only-rows.js';
@@ -93,8 +95,12 @@ export class MemberService {
     return { accountId: this.principal.accountId, mode: this.principal.mode, deletedAt: null };
   }
 
-  async list(args: MembersArgs): Promise<Page<Member>> {
+  async list(args: MembersArgs, settings: MembershipSettings = DEFAULT_MEMBERSHIP_SETTINGS): Promise<Page<Member>> {
     const where: FilterQuery<Member>[] = [this.scope];
+    if (args.renewalDue != null) {
+      const due = renewalDueCondition(today(), settings.renewalReminderDays) as FilterQuery<Member>;
+      where.push(args.renewalDue ? due : { $not: due });
+    }
     // The same conditions `Member.status` evaluates when a member is read.
     if (args.status) where.push(statusConditions(today())[args.status] as FilterQuery<Member>);
     if (args.categoryId) {

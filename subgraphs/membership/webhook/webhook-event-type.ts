@@ -6,6 +6,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'channel.created',
   'channel.member_joined',
   'channel.member_left',
+  'member.renewal_due',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

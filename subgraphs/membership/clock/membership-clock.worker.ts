@@ -1,0 +1,66 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../member/membership-settings.js';
+import { sendRenewalReminders } from '../member/renewal-reminders.js';
+
+export interface MembershipClockOptions {
+  settings?: MembershipSettings;
+  /** Pause between sweeps (default a minute). */
+  intervalMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * What the calendar does to members without anyone asking: a member's period coming to its end
+ * (`member.renewal_due`). Statuses themselves are computed from dates on every read; this only
+ * sends what a date passing should tell. Every membership instance runs one, and each sweep
+ * claims its rows in the statement that marks them, so instances share the work without
+ * sending anything twice.
+ */
+export class MembershipClockWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private readonly settings: MembershipSettings;
+  private readonly intervalMs: number;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly options: MembershipClockOptions = {},
+  ) {
+    this.settings = options.settings ?? DEFAULT_MEMBERSHIP_SETTINGS;
+    this.intervalMs = options.intervalMs ?? 60_000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    const tick = () => {
+      this.running = this.runOnce()
+        .then(() => undefined)
+        .catch((error) => this.options.logger?.error({ err: error }, 'membership clock sweep failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs);
+        });
+    };
+    tick();
+  }
+
+  /** Stops sweeping and waits for the sweep in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One sweep of every task, each until nothing is left; answers what each did. */
+  async runOnce(): Promise<{ renewalReminders: number }> {
+    let renewalReminders = 0;
+    for (;;) {
+      const sent = await sendRenewalReminders(this.orm.em.fork(), this.settings.renewalReminderDays);
+      renewalReminders += sent;
+      if (sent === 0) break;
+    }
+    return { renewalReminders };
+  }
+}
