@@ -62,6 +62,7 @@ import { SessionAuthenticator } from './dashboard-api/session-auth.js';
 import { SignInLimiter } from './dashboard-api/sign-in-limiter.js';
 import { UsageRecorder } from './dashboard-api/usage-recorder.js';
 import { internalKeyStoreRoutes } from './internal-key-store.routes.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../core/database-unavailable.js';
 import { graphqlDepthGuard } from './json-depth-guard.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
 
@@ -346,6 +347,12 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   });
 
   app.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    // The key store's database down or restarting: worth a retry (503, Retry-After), not a 500.
+    if (isDatabaseUnavailable(error)) {
+      req.log.warn({ err: error }, 'the database is unavailable');
+      sendApiError(res, formatFor(req.path) ?? graphqlErrorFormat, { status: 503, code: 'service_unavailable', message: DATABASE_UNAVAILABLE_MESSAGE }, String(req.id));
+      return;
+    }
     // Body-parser failures carry their status (400 bad JSON, 413 too large); anything else is ours.
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) req.log.error({ err: error }, 'request failed');

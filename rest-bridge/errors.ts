@@ -71,8 +71,12 @@ export const tracerouteErrorFormat: ErrorFormat = (error, requestId) => ({
 /** The inference interfaces: OpenAI's `{"error": {message, type, param, code}}`, which their SDKs parse. */
 export const openAIErrorFormat: ErrorFormat = (error) => openAIErrorBody(error);
 
-/** Sends `error` in `format`, with its status. */
+/** Retry-After of a 503 that knows no better: the supervisor brings a service or the database back within seconds. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/** Sends `error` in `format`, with its status (a 503 with Retry-After). */
 export function sendApiError(res: Response, format: ErrorFormat, error: ApiError, requestId: string): void {
+  if (error.status === 503 && !res.hasHeader('retry-after')) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   res.status(error.status).json(format(error, requestId));
 }
 

@@ -3,6 +3,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { CLIENT_ERROR_CODES } from '../../core/errors.js';
 
 /** What a client is told of an error that is not its own doing. */
@@ -60,6 +61,11 @@ export function errorMasking<C>(options: { logger: Logger; requestIdOf: (context
     formatError: (formatted, error, knownRequestId) => {
       if (isClientError(formatted.extensions?.code) || isMasked(formatted)) return formatted;
       const requestId = (error !== null && typeof error === 'object' && requestIds.get(error)) || knownRequestId || `req_${randomUUID()}`;
+      // The database down or restarting: the client may retry (503 over REST), told nothing of why.
+      if (isDatabaseUnavailable(unwrapResolverError(error))) {
+        options.logger.warn({ err: unwrapResolverError(error), requestId, path: formatted.path }, 'the database is unavailable; the client was told to retry');
+        return { message: DATABASE_UNAVAILABLE_MESSAGE, ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: 'SERVICE_UNAVAILABLE', reason: 'service_unavailable', requestId } };
+      }
       options.logger.error({ err: unwrapResolverError(error), requestId, path: formatted.path }, 'internal error; the client was told only the request id');
       return {
         message: internalErrorMessage(requestId),
