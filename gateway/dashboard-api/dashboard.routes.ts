@@ -9,6 +9,7 @@ import { originAllowed } from './session-auth.js';
 import { clearSessionCookie, setSessionCookie } from './session-cookie.js';
 import { TooManyAttemptsError } from './sign-in-limiter.js';
 import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../../core/json-depth.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../core/database-unavailable.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -144,6 +145,11 @@ export function dashboardApi(service: DashboardService, options: { dashboardPath
     // Body-parser failures: bad JSON, too large.
     if (error.status === 413) return sendDashboardError(res, { status: 413, code: 'payload_too_large', message: 'The body is larger than 64 kB' });
     if (error.status && error.status >= 400 && error.status < 500) return sendDashboardError(res, { status: 400, code: 'invalid_body', message: error.message });
+    if (isDatabaseUnavailable(error)) {
+      req.log?.warn({ err: error }, 'the database is unavailable');
+      res.setHeader('Retry-After', '2');
+      return sendDashboardError(res, { status: 503, code: 'service_unavailable', message: DATABASE_UNAVAILABLE_MESSAGE });
+    }
     req.log?.error({ err: error }, 'dashboard API request failed');
     sendDashboardError(res, { status: 500, code: 'internal_error', message: 'An internal error occurred' });
   });

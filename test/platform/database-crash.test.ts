@@ -25,6 +25,8 @@ let databasePort: number;
 let platform: ServiceProcess | undefined;
 let baseUrl: string;
 let key: string;
+let textKey: string;
+let tracerouteKey: string;
 /** Every process seen in the platform's tree, for the final check and for afterAll. */
 const seen = new Set<number>();
 
@@ -100,7 +102,10 @@ beforeAll(async () => {
   const password = readFileSync(path.join(dataDir, 'postgres-service-password'), 'utf8').trim();
   const identityOrm = await openIdentityStore(`postgres://platform_service:${encodeURIComponent(password)}@127.0.0.1:${databasePort}/platform`);
   try {
-    key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'crash', kind: 'live' })).secret;
+    const keys = new IdentityService(identityOrm.em.fork());
+    key = (await keys.createKey({ account: 'crash', kind: 'live' })).secret;
+    textKey = (await keys.createKey({ account: 'crash', kind: 'text' })).secret;
+    tracerouteKey = (await keys.createKey({ account: 'crash', kind: 'traceroute' })).secret;
   } finally {
     await identityOrm.close(true);
   }
@@ -142,6 +147,16 @@ describe('npm start when its embedded PostgreSQL dies', () => {
       const refused = await createMember('Refused');
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).not.toBeNull();
+
+      // Every interface in its own error body.
+      const models = await fetch(`${baseUrl}/inference/text/v1/models`, { headers: { authorization: `Bearer ${textKey}` } });
+      expect(models.status).toBe(503);
+      expect(models.headers.get('retry-after')).not.toBeNull();
+      expect(((await models.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+      const traces = await fetch(`${baseUrl}/v1/public/traces`, { headers: { 'x-api-key': tracerouteKey } });
+      expect(traces.status).toBe(503);
+      expect(traces.headers.get('retry-after')).not.toBeNull();
+      expect(await traces.json()).toMatchObject({ error: 'service_unavailable', request_id: traces.headers.get('x-request-id') });
 
       // GraphQL: SERVICE_UNAVAILABLE with the request id.
       const asked = await graphql('{ members(limit: 1) { data { id } } }');

@@ -6,6 +6,7 @@ import { ImageEngineError } from '../engine/image-engine.js';
 import { ImageInputRefused } from '../generation/image-input-refused.js';
 import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 import { badValueStatus, type WireInterface } from './wire-interface.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../core/database-unavailable.js';
 
 /** An error as an interface answers it: status, OpenAI's error code, message, the parameter at fault. */
 export class WireError extends Error {
@@ -126,6 +127,8 @@ export function wireErrorOf(iface: WireInterface, error: unknown): WireError {
         return new WireError(503, 'timeout', error.message, null, 5);
     }
   }
+  // The database down or restarting (the usage record, the key's plan): worth a retry.
+  if (isDatabaseUnavailable(error)) return new WireError(503, 'service_unavailable', DATABASE_UNAVAILABLE_MESSAGE, null, 2);
   return new WireError(500, 'internal_error', 'An internal error occurred');
 }
 
