@@ -16,6 +16,8 @@ import { matchingMemberReference } from './member/matching-member.reference.js';
 import { CategoryResolver } from './category/category.resolver.js';
 import { InvoiceResolver } from './finance/invoice/invoice.resolver.js';
 import { periodInvoicing } from './finance/invoice/period-invoicing.js';
+import { registrationInvoicing } from './finance/invoice/registration-invoicing.js';
+import type { RegistrationBillingContext } from './event/registration-billing.js';
 import type { MemberBillingContext } from './member/member-billing.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings, type MembershipSettingsContext } from './member/membership-settings.js';
 import { PaymentResolver } from './finance/payment/payment.resolver.js';
@@ -47,7 +49,7 @@ export const membershipParts: SubgraphParts = {
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
 export async function createMembershipSubgraph(
   options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier; membership?: MembershipSettings },
-): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext & MembershipSettingsContext>> {
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext & RegistrationBillingContext & MembershipSettingsContext>> {
   const withKeys = withKeyStore(options.keyStore);
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
@@ -62,6 +64,8 @@ export async function createMembershipSubgraph(
     documentClassifier,
     // Members' paid periods are invoiced by finance, which member/ does not import.
     memberBilling: periodInvoicing,
+    // Places at paid events likewise, through event/registration-billing.ts's port.
+    registrationBilling: registrationInvoicing,
   }));
   // Document bytes in and out: streamed, so not through GraphQL (the edge relays these routes).
   subgraph.httpRoutes = createDocumentRoutes({ em: subgraph.orm.em, settings: documentSettings, storage: (em) => new PostgresDocumentStorage(em), logger: options.logger });

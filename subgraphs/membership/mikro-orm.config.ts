@@ -37,6 +37,7 @@ import { Migration20261128170000WebhookSecretRotation } from './migrations/Migra
 import { Migration20261201000100RenewalWindow } from './migrations/Migration20261201000100RenewalWindow.js';
 import { Migration20261201000200RenewalRefunds } from './migrations/Migration20261201000200RenewalRefunds.js';
 import { Migration20261201000300RenewalReminders } from './migrations/Migration20261201000300RenewalReminders.js';
+import { Migration20261201000400PaidRegistrations } from './migrations/Migration20261201000400PaidRegistrations.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -64,6 +65,7 @@ export const membershipOrmOptions = {
     { name: 'Migration20261201000100RenewalWindow', class: Migration20261201000100RenewalWindow },
     { name: 'Migration20261201000200RenewalRefunds', class: Migration20261201000200RenewalRefunds },
     { name: 'Migration20261201000300RenewalReminders', class: Migration20261201000300RenewalReminders },
+    { name: 'Migration20261201000400PaidRegistrations', class: Migration20261201000400PaidRegistrations },
     idempotentOutcomesMigration('membership'),
   ],
 };

@@ -244,6 +244,13 @@ describe('the membership REST paths answer as their document says', () => {
     const attendee = await call('membership', 'POST', '/events/{id}/register', { params: { id }, json: { guestName: 'Ann', guestEmail: 'ann@example.org' }, status: 201 });
     await call('membership', 'GET', '/events/{id}/attendees', { params: { id }, status: 200 });
     await call('membership', 'POST', '/events/{id}/check-in', { params: { id }, json: { code: attendee.code }, status: 200 });
+    const paid = String((await call('membership', 'POST', '/events', { json: { title: 'Gala', startsAt: inHours(48), endsAt: inHours(50), timeZone: 'UTC', price: 2500, currency: 'EUR', paymentTermHours: 24 }, status: 201 })).id);
+    const payer = String((await call('membership', 'POST', '/members', { json: { name: 'Payer', email: 'payer.event@example.org' }, status: 201 })).id);
+    const pending = await call('membership', 'POST', '/events/{id}/register', { params: { id: paid }, json: { memberId: payer }, status: 201 });
+    expect(pending).toMatchObject({ status: 'PENDING', invoiceId: expect.any(String) });
+    await call('membership', 'POST', '/events/{id}/register', { params: { id: paid }, json: { guestName: 'Walk In', guestEmail: 'walk.in@example.org' }, status: 400 });
+    await call('membership', 'POST', '/payments', { json: { invoiceId: pending.invoiceId, amount: 2500, method: 'CARD' }, status: 201 });
+    await call('membership', 'POST', '/events/{id}/check-in', { params: { id: paid }, json: { attendeeId: pending.id }, status: 200 });
   });
 
   it('chat and jobs', async () => {

@@ -1,5 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { releaseOverdueRegistrations } from '../event/registration-expiry.js';
+import { registrationInvoicing } from '../finance/invoice/registration-invoicing.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../member/membership-settings.js';
 import { sendRenewalReminders } from '../member/renewal-reminders.js';
 
@@ -12,7 +14,8 @@ export interface MembershipClockOptions {
 
 /**
  * What the calendar does to members without anyone asking: a member's period coming to its end
- * (`member.renewal_due`). Statuses themselves are computed from dates on every read; this only
+ * (`member.renewal_due`), a paid event's place whose invoice was not paid in time going back to
+ * the waitlist (registrations do that too for their own event, before taking a place). Statuses themselves are computed from dates on every read; this only
  * sends what a date passing should tell. Every membership instance runs one, and each sweep
  * claims its rows in the statement that marks them, so instances share the work without
  * sending anything twice.
@@ -54,13 +57,20 @@ export class MembershipClockWorker {
   }
 
   /** One sweep of every task, each until nothing is left; answers what each did. */
-  async runOnce(): Promise<{ renewalReminders: number }> {
+  async runOnce(now = new Date()): Promise<{ renewalReminders: number; releasedRegistrations: number }> {
     let renewalReminders = 0;
     for (;;) {
       const sent = await sendRenewalReminders(this.orm.em.fork(), this.settings.renewalReminderDays);
       renewalReminders += sent;
       if (sent === 0) break;
     }
-    return { renewalReminders };
+    let releasedRegistrations = 0;
+    const batch = 100;
+    for (;;) {
+      const { events, released } = await releaseOverdueRegistrations(this.orm.em.fork(), registrationInvoicing, now, batch);
+      releasedRegistrations += released;
+      if (events < batch) break;
+    }
+    return { renewalReminders, releasedRegistrations };
   }
 }

@@ -16,6 +16,11 @@ import { Event } from './event.entity.js';
 @ObjectType({ description: 'A registration for an event: registered, waitlisted, cancelled or checked in.' })
 @Entity({ tableName: 'event_attendee' })
 @Index({ name: 'event_attendee_event_created_index', properties: ['event', 'createdAt', 'id'] })
+// The clock finds unpaid registrations past their deadline without reading the others.
+@Index({
+  name: 'event_attendee_payment_due_index',
+  expression: 'create index "event_attendee_payment_due_index" on "membership"."event_attendee" ("payment_due_at") where "status" = \'pending\'',
+})
 @Index({
   name: 'event_attendee_waitlist_index',
   expression:
@@ -49,7 +54,10 @@ export class Attendee {
     | 'code'
     | 'promotedAt'
     | 'checkedInAt'
-    | 'cancelledAt';
+    | 'cancelledAt'
+    | 'invoiceId'
+    | 'paymentDueAt'
+    | 'cancellationReason';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -107,6 +115,18 @@ export class Attendee {
   @Field(() => DateTimeResolver, { nullable: true })
   @Property({ type: 'datetime', nullable: true })
   cancelledAt?: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why a CANCELLED registration was cancelled when it was not asked for: payment_overdue (its invoice was not paid by paymentDueAt).' })
+  @Property({ type: 'string', length: 20, nullable: true })
+  cancellationReason?: string | null;
+
+  @Field(() => ID, { nullable: true, description: "A paid event's registration: the invoice for its place." })
+  @Property({ type: 'uuid', nullable: true })
+  invoiceId?: string | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'While PENDING: the place is released to the waitlist if the invoice is not paid by then.' })
+  @Property({ type: 'datetime', nullable: true })
+  paymentDueAt?: Date | null;
 
   @Field(() => Int, { nullable: true, description: 'Place in the waitlist, 1 first; null when not waitlisted.' })
   waitlistPosition?: number | null;

@@ -9,18 +9,20 @@ import { Attendee } from './attendee.entity.js';
 import { AttendeeStatus, HOLDS_A_PLACE } from './attendee-status.js';
 import { hashCheckInCode, newCheckInCode } from './check-in-code.js';
 import type { CheckInResult } from './check-in-result.js';
-import { registrationOpenAt, type Event } from './event.entity.js';
+import { paymentDueAt, registrationOpenAt, type Event } from './event.entity.js';
 import {
   AlreadyRegisteredError,
   AttendeeNotFoundError,
   AttendeeStatusError,
   EventCancelledError,
   EventEndedError,
+  PaidEventMembersOnlyError,
   RegistrationClosedError,
 } from './event.errors.js';
 import type { AttendeesArgs, CancelRegistrationArgs, CheckInArgs, RegisterArgs } from './event.inputs.js';
 import { EventStatus, eventStatusAt } from './event-status.js';
 import { EventService } from './event.service.js';
+import type { RegistrationBilling } from './registration-billing.js';
 import { escapeLike } from '../../shared/like.js';
 
 
@@ -31,7 +33,9 @@ function badInput(param: string, message: string): DomainError {
 /**
  * Registrations, the waitlist and check-in. Every change to who holds a place runs in one
  * transaction that first locks the event row, so concurrent registrations and cancellations
- * take places one at a time and capacity is never exceeded.
+ * take places one at a time and capacity is never exceeded. A paid event's place is held PENDING
+ * with an invoice (`billing`) until it is paid or its deadline passes; whatever touches such a
+ * registration locks its invoice before the attendee row, as payments do.
  */
 export class AttendeeService {
   private readonly events: EventService;
@@ -39,8 +43,14 @@ export class AttendeeService {
   constructor(
     private readonly em: EntityManager,
     private readonly principal: Principal,
+    private readonly billing?: RegistrationBilling,
   ) {
     this.events = new EventService(em, principal);
+  }
+
+  private get invoicing(): RegistrationBilling {
+    if (!this.billing) throw new Error('Paid registrations need the registration billing of the subgraph context');
+    return this.billing;
   }
 
   private get scope() {
@@ -80,6 +90,10 @@ export class AttendeeService {
       const event = await this.events.lock(em, args.id);
       const now = new Date();
       this.assertRegistrationOpen(event, now);
+      const paid = event.price > 0;
+      if (paid && byGuest) throw new PaidEventMembersOnlyError();
+      // Places whose payment is overdue go first, so this registration can have one.
+      await this.releaseOverdueIn(em, event, now);
 
       let member: Member | null = null;
       if (byMember) {
@@ -116,12 +130,13 @@ export class AttendeeService {
         member,
         name,
         email,
-        status: hasPlace ? AttendeeStatus.REGISTERED : AttendeeStatus.WAITLISTED,
+        status: hasPlace ? (paid ? AttendeeStatus.PENDING : AttendeeStatus.REGISTERED) : AttendeeStatus.WAITLISTED,
         waitlistNumber: hasPlace ? null : (last?.waitlistNumber ?? 0) + 1,
         codeHash: hashCheckInCode(code),
         createdAt: now,
       });
       created.code = code;
+      if (hasPlace && paid) await this.bill(em, event, created, now);
       return created;
     });
     await this.withWaitlistPositions([attendee]);
@@ -142,21 +157,14 @@ export class AttendeeService {
       }
       const status = eventStatusAt(event);
       if (status === EventStatus.ENDED) throw new EventEndedError(event.id);
-      const heldAPlace = attendee.status === AttendeeStatus.REGISTERED;
+      const heldAPlace = HOLDS_A_PLACE.includes(attendee.status);
       const now = new Date();
+      // An unpaid invoice is voided with the registration (a paid one stays: refunds are the organiser's call).
+      if (attendee.status === AttendeeStatus.PENDING && attendee.invoiceId) await this.invoicing.releaseRegistration(em, this.principal, attendee.invoiceId);
       attendee.status = AttendeeStatus.CANCELLED;
       attendee.cancelledAt = now;
-      if (heldAPlace && status === EventStatus.SCHEDULED) {
-        const next = await em.findOne(
-          Attendee,
-          { event: event.id, status: AttendeeStatus.WAITLISTED },
-          { orderBy: { waitlistNumber: 'asc' } },
-        );
-        if (next) {
-          next.status = AttendeeStatus.REGISTERED;
-          next.promotedAt = now;
-        }
-      }
+      attendee.paymentDueAt = null;
+      if (heldAPlace && status === EventStatus.SCHEDULED) await this.fillPlaces(em, event, now);
       return attendee;
     });
     await this.withWaitlistPositions([attendee]);
@@ -183,6 +191,9 @@ export class AttendeeService {
       if (attendee.status === AttendeeStatus.CANCELLED) {
         throw new AttendeeStatusError('The registration was cancelled', 'attendee_cancelled', args.code != null ? 'code' : 'attendeeId');
       }
+      if (attendee.status === AttendeeStatus.PENDING) {
+        throw new AttendeeStatusError('The registration is not paid yet', 'attendee_payment_pending', args.code != null ? 'code' : 'attendeeId');
+      }
       if (attendee.status === AttendeeStatus.CHECKED_IN) {
         return { attendee, alreadyCheckedIn: true, checkedInAt: attendee.checkedInAt! };
       }
@@ -190,6 +201,86 @@ export class AttendeeService {
       attendee.checkedInAt = new Date();
       return { attendee, alreadyCheckedIn: false, checkedInAt: attendee.checkedInAt };
     });
+  }
+
+  /**
+   * Gives up the places of the event's unpaid registrations past their deadline, in the caller's
+   * transaction (which locked the event), and hands them to the waitlist. A registration whose
+   * invoice was paid meanwhile keeps its place. Answers how many were released.
+   */
+  async releaseOverdue(eventId: string, now = new Date()): Promise<number> {
+    return this.em.transactional(async (em) => {
+      const event = await this.events.lock(em, eventId);
+      return this.releaseOverdueIn(em, event, now);
+    });
+  }
+
+  private async releaseOverdueIn(em: EntityManager, event: Event, now: Date): Promise<number> {
+    const overdue = await em.find(Attendee, { event: event.id, status: AttendeeStatus.PENDING, paymentDueAt: { $lte: now } }, { orderBy: { paymentDueAt: 'asc', id: 'asc' } });
+    let released = 0;
+    for (const attendee of overdue) {
+      const outcome = attendee.invoiceId ? await this.invoicing.releaseRegistration(em, this.principal, attendee.invoiceId) : 'voided';
+      if (outcome === 'paid') {
+        attendee.status = AttendeeStatus.REGISTERED;
+        attendee.paymentDueAt = null;
+        continue;
+      }
+      attendee.status = AttendeeStatus.CANCELLED;
+      attendee.cancelledAt = now;
+      attendee.cancellationReason = 'payment_overdue';
+      released++;
+    }
+    if (released && eventStatusAt(event, now) === EventStatus.SCHEDULED) await this.fillPlaces(em, event, now);
+    return released;
+  }
+
+  /**
+   * Gives free places to the waitlist in its order, in the caller's transaction (which locked the
+   * event): a free event's next in line is REGISTERED, a paid event's PENDING with an invoice and
+   * a deadline of its own.
+   */
+  private async fillPlaces(em: EntityManager, event: Event, now: Date): Promise<Attendee[]> {
+    await em.flush();
+    const taken = await em.count(Attendee, { event: event.id, status: { $in: HOLDS_A_PLACE } });
+    const free = event.capacity == null ? Number.MAX_SAFE_INTEGER : event.capacity - taken;
+    if (free <= 0) return [];
+    const next = await em.find(Attendee, { event: event.id, status: AttendeeStatus.WAITLISTED }, { orderBy: { waitlistNumber: 'asc' }, limit: Math.min(free, 10_000), populate: ['member'] });
+    for (const attendee of next) {
+      attendee.promotedAt = now;
+      if (event.price > 0 && attendee.member) {
+        attendee.status = AttendeeStatus.PENDING;
+        await this.bill(em, event, attendee, now);
+      } else {
+        attendee.status = AttendeeStatus.REGISTERED;
+      }
+    }
+    return next;
+  }
+
+  /** Opens the invoice of a place in a paid event and sets its deadline. */
+  private async bill(em: EntityManager, event: Event, attendee: Attendee, now: Date): Promise<void> {
+    const dueAt = paymentDueAt(event, now);
+    attendee.paymentDueAt = dueAt;
+    attendee.invoiceId = await this.invoicing.billRegistration(em, this.principal, { attendee, event, member: attendee.member!, dueAt });
+  }
+
+  /** A PENDING registration whose invoice was just paid is REGISTERED, in the payment's transaction (which locked the invoice). */
+  async confirmPaid(attendeeId: string): Promise<void> {
+    const attendee = await this.em.findOne(Attendee, { id: attendeeId, ...this.scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (attendee?.status !== AttendeeStatus.PENDING) return;
+    attendee.status = AttendeeStatus.REGISTERED;
+    attendee.paymentDueAt = null;
+  }
+
+  /**
+   * A REGISTERED registration whose invoice a refund reopened is PENDING again, with a new
+   * deadline, in the refund's transaction (which locked the invoice): its place follows the money.
+   */
+  async reopenOnRefund(attendeeId: string, now = new Date()): Promise<void> {
+    const attendee = await this.em.findOne(Attendee, { id: attendeeId, ...this.scope }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, populate: ['event'] });
+    if (attendee?.status !== AttendeeStatus.REGISTERED) return;
+    attendee.status = AttendeeStatus.PENDING;
+    attendee.paymentDueAt = paymentDueAt(attendee.event, now);
   }
 
   private assertRegistrationOpen(event: Event, now: Date): void {

@@ -43,12 +43,14 @@ export async function analyticsFor(em: EntityManager, events: readonly Event[], 
       counts.find((c) => c.event_id === event.id && c.status === status)?.n ?? 0;
     const checkedIn = count(AttendeeStatus.CHECKED_IN);
     const registered = count(AttendeeStatus.REGISTERED) + checkedIn;
+    const pendingPayment = count(AttendeeStatus.PENDING);
     return {
       registered,
       checkedIn,
+      pendingPayment,
       waitlistLength: count(AttendeeStatus.WAITLISTED),
       cancelled: count(AttendeeStatus.CANCELLED),
-      capacityUsed: event.capacity ? registered / event.capacity : null,
+      capacityUsed: event.capacity ? (registered + pendingPayment) / event.capacity : null,
       checkInRate: registered ? checkedIn / registered : null,
       noShows: eventStatusAt(event, now) === EventStatus.ENDED ? registered - checkedIn : null,
       registrationsOverTime: series(days.filter((d) => d.event_id === event.id)),

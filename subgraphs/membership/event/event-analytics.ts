@@ -10,13 +10,16 @@ export class EventAnalytics {
   @Field(() => Int)
   checkedIn!: number;
 
+  @Field(() => Int, { description: 'Places of a paid event held PENDING for their invoices to be paid.' })
+  pendingPayment!: number;
+
   @Field(() => Int)
   waitlistLength!: number;
 
   @Field(() => Int)
   cancelled!: number;
 
-  @Field(() => Float, { nullable: true, description: 'registered / capacity, 0 to 1; null for unlimited capacity.' })
+  @Field(() => Float, { nullable: true, description: '(registered + pendingPayment) / capacity, 0 to 1; null for unlimited capacity.' })
   capacityUsed!: number | null;
 
   @Field(() => Float, { nullable: true, description: 'checkedIn / registered, 0 to 1; null while nobody is registered.' })

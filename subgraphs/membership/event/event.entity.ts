@@ -25,6 +25,7 @@ export class Event {
     | 'startsAtLocal'
     | 'endsAtLocal'
     | 'price'
+    | 'paymentTermHours'
     | 'cancelledAt';
 
   @Field(() => ID)
@@ -81,6 +82,10 @@ export class Event {
   @Property({ type: 'string', length: 3, nullable: true })
   currency?: string | null;
 
+  @Field(() => Int, { description: 'A paid registration holds its place this many hours (at most until the start) for its invoice to be paid.' })
+  @Property({ type: 'integer', default: 48 })
+  paymentTermHours: number = DEFAULT_PAYMENT_TERM_HOURS;
+
   @Field(() => DateTimeResolver, { nullable: true })
   @Property({ type: 'datetime', nullable: true })
   cancelledAt?: Date | null;
@@ -117,6 +122,14 @@ export class Event {
   get endsAtLocal(): string {
     return localDateTime(this.endsAt, this.timeZone);
   }
+}
+
+/** How long a paid registration holds its place for payment unless the event says otherwise. */
+export const DEFAULT_PAYMENT_TERM_HOURS = 48;
+
+/** When an unpaid registration made (or promoted) at `now` releases its place: the payment term later, at the latest the start. */
+export function paymentDueAt(event: Event, now = new Date()): Date {
+  return new Date(Math.min(now.getTime() + event.paymentTermHours * 3_600_000, event.startsAt.getTime()));
 }
 
 /** Registration is open inside its window on an event that is neither cancelled nor over. */

@@ -33,7 +33,17 @@ export class AttendeeNotFoundError extends DomainError {
 
 /** A check-in or cancellation the attendee's status does not allow, e.g. checking in a waitlisted attendee. */
 export class AttendeeStatusError extends DomainError {
-  constructor(message: string, reason: 'attendee_waitlisted' | 'attendee_cancelled' | 'attendee_checked_in', param: string) {
+  constructor(message: string, reason: 'attendee_waitlisted' | 'attendee_cancelled' | 'attendee_checked_in' | 'attendee_payment_pending', param: string) {
     super('CONFLICT', message, { param, reason });
+  }
+}
+
+/** A guest registering for a paid event: its invoice is made out to a member. */
+export class PaidEventMembersOnlyError extends DomainError {
+  constructor() {
+    super('BAD_USER_INPUT', 'A paid event takes registrations of members (its invoice is made out to one); register the guest as a member first', {
+      param: 'guestEmail',
+      reason: 'paid_event_members_only',
+    });
   }
 }

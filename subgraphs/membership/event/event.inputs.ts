@@ -59,6 +59,12 @@ export class CreateEventArgs {
   @IsOptional()
   @Matches(/^[A-Za-z]{3}$/, { message: 'currency must be a three-letter ISO 4217 code' })
   currency?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Paid events: hours a registration holds its place for its invoice to be paid, 1 to 8760; default 48 (at most until the start).' })
+  @IsOptional()
+  @Min(1)
+  @Max(8760)
+  paymentTermHours?: number | null;
 }
 
 @ArgsType()

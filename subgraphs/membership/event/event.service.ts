@@ -4,7 +4,7 @@ import type { Principal } from '../../../core/principal.js';
 import { DomainError } from '../../../core/errors.js';
 import { NotFoundError } from '../../shared/not-found.error.js';
 import { paginate, UUID, type Page } from '../../shared/pagination.js';
-import { Event } from './event.entity.js';
+import { DEFAULT_PAYMENT_TERM_HOURS, Event } from './event.entity.js';
 import { EventEndedError } from './event.errors.js';
 import { EventStatus, eventStatusAt } from './event-status.js';
 import type { CreateEventArgs, EventsArgs } from './event.inputs.js';
@@ -75,6 +75,7 @@ export class EventService {
       registrationClosesAt: closesAt,
       price,
       currency,
+      paymentTermHours: args.paymentTermHours ?? DEFAULT_PAYMENT_TERM_HOURS,
     });
     await this.em.flush();
     return event;

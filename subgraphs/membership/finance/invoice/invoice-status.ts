@@ -25,13 +25,15 @@ export enum InvoiceKind {
   MANUAL = 'manual',
   MEMBERSHIP = 'membership',
   RENEWAL = 'renewal',
+  EVENT = 'event',
 }
 
 registerEnumType(InvoiceKind, {
   name: 'InvoiceKind',
   valuesConfig: {
     MEMBERSHIP: { description: "A new member's first period; paying it activates a PENDING member." },
-    RENEWAL: { description: 'The period a renewal added.' },
+    RENEWAL: { description: 'The period a renewal added; paying it adds the period.' },
+    EVENT: { description: "A place at a paid event (attendeeId); paying it confirms the registration." },
   },
 });
 

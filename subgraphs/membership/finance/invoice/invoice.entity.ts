@@ -95,6 +95,10 @@ export class Invoice {
   @Property({ type: 'date', nullable: true })
   periodEnd?: string | null;
 
+  @Field(() => ID, { nullable: true, description: 'An EVENT invoice: the registration (event attendee) it pays for.' })
+  @Property({ type: 'uuid', nullable: true })
+  attendeeId?: string | null;
+
   /** A renewal's: the member's period its payment replaced, restored if a refund takes the renewal back. */
   @Property({ type: 'date', nullable: true })
   replacedPeriodStart?: string | null;

@@ -163,6 +163,26 @@ export class InvoiceService {
     return invoice;
   }
 
+  /** The open invoice for a place at a paid event, made in the caller's transaction: one line, the event's price, due when the place is released. */
+  async createForRegistration(member: Member, event: { title: string; price: number; currency?: string | null }, attendeeId: string, dueAt: Date): Promise<Invoice> {
+    const invoice = this.em.create(Invoice, {
+      ...this.scope,
+      memberId: member.id,
+      categoryId: member.categoryId ?? null,
+      kind: InvoiceKind.EVENT,
+      status: InvoiceStatus.DRAFT,
+      currency: event.currency!,
+      description: `Event: ${event.title}`.slice(0, 500),
+      lines: [{ description: event.title, quantity: 1, unitAmount: event.price, amount: event.price }],
+      total: event.price,
+      dueOn: dueAt.toISOString().slice(0, 10),
+      attendeeId,
+    });
+    this.audit.record('invoice', invoice.id, 'invoice.created', null, invoiceSnapshot(invoice));
+    await this.finalizeLocked(invoice, false);
+    return invoice;
+  }
+
   async finalize(id: string): Promise<Invoice> {
     return this.em.transactional(async (em) => {
       const service = new InvoiceService(em, this.principal);
