@@ -7,6 +7,7 @@ import { pino, type Logger } from 'pino';
 import { initialiseCluster, postgresPrograms, postgresRunAs, supervisedPostgres } from './embedded-postgres.js';
 import { adoptSuperuserPassword, provisionServiceRole, SERVICE_ROLE } from './embedded-database-roles.js';
 import { persistentSecret } from './persistent-secret.js';
+import { ServiceExitedError } from './supervisor/service-exited.error.js';
 import type { SupervisedService } from './supervisor/supervised-service.js';
 
 export interface RunningDatabase {
@@ -86,7 +87,7 @@ export async function startEmbeddedPostgres(options: {
     logger.info({ dir: options.dir }, 'initialising the embedded PostgreSQL');
     await initialiseCluster({ dir: options.dir, superuser: SUPERUSER, password, runAs, logger });
   }
-  const server = supervisedPostgres({ postgres: programs.postgres, dir: options.dir, port: options.port, runAs, logger });
+  const { server, lastOutput } = supervisedPostgres({ postgres: programs.postgres, dir: options.dir, port: options.port, runAs, logger });
   // However this process ends (short of SIGKILL), the server is asked to stop with it.
   const stopWithProcess = () => {
     if (server.pid) process.kill(server.pid, 'SIGINT');
@@ -97,7 +98,9 @@ export async function startEmbeddedPostgres(options: {
     process.off('exit', stopWithProcess);
   };
   try {
-    await server.start();
+    await server.start().catch((error: unknown) => {
+      throw error instanceof ServiceExitedError ? new Error(`${error.message}: ${lastOutput().join('\n') || 'it said nothing'}`) : error;
+    });
     const serverUrl = `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`;
     await adoptSuperuserPassword(serverUrl, logger);
     return { serverUrl, server, stop };

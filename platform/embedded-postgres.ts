@@ -88,15 +88,23 @@ const READY_LINE = 'database system is ready to accept connections';
  * The server of `dir` on 127.0.0.1:`port` as a supervised process: ready when it says it accepts
  * connections, stopped with SIGINT (fast shutdown: sessions ended, a checkpoint written), and
  * started again with the supervisor's backoff whenever it dies. TCP on loopback only, no Unix
- * socket (its default directory may not be writable).
+ * socket (its default directory may not be writable). `lastOutput` is what the latest process
+ * said last: why it would not start.
  */
-export function supervisedPostgres(options: { postgres: string; dir: string; port: number; runAs: RunAs; logger: Logger }): SupervisedService {
+export function supervisedPostgres(options: { postgres: string; dir: string; port: number; runAs: RunAs; logger: Logger }): {
+  server: SupervisedService;
+  lastOutput(): string[];
+} {
   const { logger } = options;
-  return new SupervisedService({
+  let recent: string[] = [];
+  const server = new SupervisedService({
     name: 'postgres',
     logger,
     stopSignal: 'SIGINT',
-    stopTimeoutMs: 30_000,
+    // Crash recovery replays the write-ahead log before the server is ready, and a fast shutdown
+    // writes a checkpoint: either may take a while on a large database.
+    readyTimeoutMs: 600_000,
+    stopTimeoutMs: 60_000,
     spawn: () =>
       spawn(
         options.postgres,
@@ -106,19 +114,19 @@ export function supervisedPostgres(options: { postgres: string; dir: string; por
       ),
     ready: (child: ChildProcess) =>
       new Promise((resolve) => {
+        const lines: string[] = [];
+        recent = lines;
         // Read to its end whatever happens: a full pipe would block the server's logging.
-        const recent: string[] = [];
-        const lines = createInterface({ input: child.stderr! });
-        lines.on('line', (line) => {
+        createInterface({ input: child.stderr! }).on('line', (line) => {
           logger.debug({ postgres: line });
-          recent.push(line);
-          if (recent.length > 8) recent.shift();
+          lines.push(line);
+          if (lines.length > 8) lines.shift();
           if (line.includes(READY_LINE)) resolve(`127.0.0.1:${options.port}`);
         });
-        // Why a start failed (a port taken, a data directory in use) is in its last lines.
         child.once('close', (code) => {
-          if (code) logger.warn({ service: 'postgres', postgres: recent }, `the embedded PostgreSQL exited with code ${code}`);
+          if (code) logger.warn({ service: 'postgres', postgres: lines }, `the embedded PostgreSQL exited with code ${code}`);
         });
       }),
   });
+  return { server, lastOutput: () => [...recent] };
 }

@@ -113,6 +113,24 @@ describe('the embedded PostgreSQL under supervision', () => {
   }, 120_000);
 });
 
+describe('a first start that fails', () => {
+  it('rejects with what PostgreSQL said, and tries no restart', async () => {
+    const dir = await dataDir();
+    const port = await freePort();
+    const made = await startEmbeddedPostgres({ dir: path.join(dir, 'postgres'), port });
+    await made.stop();
+    const conf = path.join(dir, 'postgres', 'postgresql.conf');
+    writeFileSync(conf, `${readFileSync(conf, 'utf8')}\nno_such_setting = 1\n`);
+    const { logger, lines } = capturedLogger();
+    const failed = await startEmbeddedPostgres({ dir: path.join(dir, 'postgres'), port, logger }).catch((error: unknown) => error as Error);
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^postgres exited before it was ready \(exit code 1\): [\s\S]*no_such_setting/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(lines.filter((line) => line.msg === 'postgres started')).toHaveLength(1);
+    expect(await portIsFree(port)).toBe(true);
+  }, 120_000);
+});
+
 describe("the embedded PostgreSQL's credentials", () => {
   it('generates the passwords into DATA_DIR (mode 0600, stable across restarts) and connects the services as a plain role', async () => {
     const dir = await dataDir();
