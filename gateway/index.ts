@@ -11,10 +11,9 @@ import { Redis } from 'ioredis';
 import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from './edge-settings.js';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
-import { membershipOpenApi, tracerouteOpenApi } from '../rest-bridge/openapi-interfaces.js';
+import { membershipOpenApi, tracerouteOpenApi, type TraceExportLimits } from '../rest-bridge/openapi-interfaces.js';
 import { financeReportCsv } from '../rest-bridge/finance-report-csv.js';
 import { documentRest } from '../rest-bridge/document-upload.js';
-import { DEFAULT_DOCUMENT_SETTINGS } from '../subgraphs/membership/document/document-settings.js';
 import { membershipExpanded, membershipHandwrittenRoutes, membershipHidden, membershipRoutes } from '../rest-bridge/membership.routes.js';
 import { tracerouteExpanded, tracerouteHandwrittenRoutes, tracerouteRestName, tracerouteRoutes, tracerouteStreamRoutes } from '../rest-bridge/traceroute.routes.js';
 import { requestLogging } from '../core/request-log.js';
@@ -26,8 +25,8 @@ import {
   tracerouteErrorFormat,
   type ErrorFormat,
 } from '../rest-bridge/errors.js';
-import { listen, type RunningService } from '../subgraphs/shared/server.js';
-import { clientExtensions, errorMasking } from '../subgraphs/shared/error-masking.js';
+import { listen, type RunningService } from '../core/listen.js';
+import { clientExtensions, errorMasking } from '../core/error-masking.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor } from './abuse-limits.js';
 import type { EdgeContext } from '../core/edge-context.js';
 import { graphqlStatusOf, idempotency, respondWith } from './idempotency.js';
@@ -87,7 +86,10 @@ export interface EdgeOptions {
    */
   localInference?: express.RequestHandler;
   /** The document upload cap the edge applies before relaying (DOCUMENT_MAX_UPLOAD_BYTES). */
-  documents?: { maxUploadBytes: number };
+  /** The document upload cap (DOCUMENT_MAX_UPLOAD_BYTES): the platform's configuration, so the edge holds no subgraph default. */
+  documents: { maxUploadBytes: number };
+  /** The traceroute export's bounds, for its OpenAPI document (the subgraph owns them; the platform passes them on). */
+  tracerouteExport: TraceExportLimits;
   /** How long a looked-up key is reused (KEY_CACHE_SECONDS); 0 reads the key store on every request. Default 30. */
   keyCacheSeconds?: number;
   /** Whether identical in-flight subgraph queries share one fetch (SUBGRAPH_QUERY_DEDUPLICATION); default true. */
@@ -259,7 +261,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       apollo,
       subgraphUrl: options.subgraphUrls.membership,
       internalSecret: options.internalSecret,
-      maxUploadBytes: options.documents?.maxUploadBytes ?? DEFAULT_DOCUMENT_SETTINGS.maxUploadBytes,
+      maxUploadBytes: options.documents.maxUploadBytes,
       jsonMaxDepth,
     }),
     idempotency(options.identityOrm, { respond: respondWith(membershipErrorFormat), owner: idempotencyOwner }),
@@ -305,7 +307,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       title: 'Traceroute Public API',
       description: 'Traceroute measurements of the national internet observatory.',
       errorFormat: tracerouteErrorFormat,
-      openApi: tracerouteOpenApi,
+      openApi: tracerouteOpenApi(options.tracerouteExport),
       jsonMaxDepth,
     }),
   );

@@ -10,6 +10,10 @@ import { loadInferenceConfig } from '../subgraphs/inference/config/load-inferenc
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ClassificationSettings } from '../subgraphs/membership/document-classification/classification-settings.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../subgraphs/membership/member/membership-settings.js';
+import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS } from '../subgraphs/traceroute/trace/trace-limits.js';
+
+/** The traceroute export's bounds, the subgraph's own, handed to the edge for its OpenAPI document. */
+export const TRACE_EXPORT_LIMITS = { maxHours: MAX_HOURS, defaultHours: DEFAULT_EXPORT_HOURS, defaultLimit: DEFAULT_EXPORT_LIMIT, maxLimit: MAX_EXPORT_LIMIT };
 
 // The edge's own settings are declared by the edge (gateway/edge-settings.ts); this loader fills them.
 export { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits };

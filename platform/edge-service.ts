@@ -2,8 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
-import type { RunningService } from '../subgraphs/shared/server.js';
-import type { PlatformConfig } from './config.js';
+import type { RunningService } from '../core/listen.js';
+import { TRACE_EXPORT_LIMITS, type PlatformConfig } from './config.js';
 
 /** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
 export async function startEdgeService(
@@ -26,6 +26,7 @@ export async function startEdgeService(
     redisUrl: config.redisUrl,
     subscriptionLimits: config.subscriptions,
     documents: config.documents,
+    tracerouteExport: TRACE_EXPORT_LIMITS,
     keyCacheSeconds: config.keyCacheSeconds,
     subgraphQueryDeduplication: config.subgraphQueryDeduplication,
     dashboardPath: config.dashboard.path,

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { KeyStore } from '../core/key-store.js';
 import type { PlatformPubSub } from '../subgraphs/shared/pubsub.js';
-import { serveSubgraph, type RunningService } from '../subgraphs/shared/server.js';
+import type { RunningService } from '../core/listen.js';
+import { serveSubgraph } from '../subgraphs/shared/server.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './config.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';

@@ -9,7 +9,7 @@ import type { EdgeContext } from '../core/edge-context.js';
 import { abortChunkedResponse, closedByClient, forwardTo } from '../core/http-stream.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.js';
-import { storedFilename } from '../subgraphs/membership/document/document-filename.js';
+import { storedFilename } from '../core/document-filename.js';
 import { apiErrorFromGraphQL, membershipErrorFormat, sendApiError, type ApiError } from './errors.js';
 
 /** Room for a multipart form's boundaries, part headers and small fields around the file. */

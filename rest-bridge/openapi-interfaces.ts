@@ -1,4 +1,3 @@
-import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS } from '../subgraphs/traceroute/trace/trace-limits.js';
 import type { OpenApiDocument, OpenApiExtras, SchemaObject } from './openapi.js';
 
 /** The membership API's error body (rest-bridge/errors.ts, membershipErrorFormat). */
@@ -54,7 +53,15 @@ function financeReportCsv(document: OpenApiDocument): void {
  * `/traces/export` is streamed by its own handler (subgraphs/traceroute/export), not by sofa: its
  * rows are the trace's fields as a single trace shows them, hops only with include_hops.
  */
-function traceExport(document: OpenApiDocument): void {
+/** The export's bounds, which the traceroute subgraph owns: the edge gets them from the platform's configuration. */
+export interface TraceExportLimits {
+  maxHours: number;
+  defaultHours: number;
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+function traceExport(document: OpenApiDocument, { maxHours: MAX_HOURS, defaultHours: DEFAULT_EXPORT_HOURS, defaultLimit: DEFAULT_EXPORT_LIMIT, maxLimit: MAX_EXPORT_LIMIT }: TraceExportLimits): void {
   const trace = document.components.schemas.Trace as { properties?: Record<string, SchemaObject>; required?: string[] } | undefined;
   if (!trace?.properties) return;
   document.components.schemas.ExportedTrace = {
@@ -188,12 +195,12 @@ export const membershipOpenApi: OpenApiExtras = {
 };
 
 /** The traceroute public API at /v1/public: the key in X-API-Key or in ?api_key=. */
-export const tracerouteOpenApi: OpenApiExtras = {
+export const tracerouteOpenApi = (limits: TraceExportLimits): OpenApiExtras => ({
   securitySchemes: {
     apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
     apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
   },
   areas: [{ name: 'Traces', description: 'Traceroute measurements: search, one trace, export and statistics.', prefixes: ['/traces', '/stats'] }],
   errorSchema: TRACEROUTE_ERROR,
-  extend: traceExport,
-};
+  extend: (document) => traceExport(document, limits),
+});

@@ -8,7 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../identity/identity.service.js';
 import type { KeyCache } from '../../identity/key-cache.js';
 import type { Principal } from '../../core/principal.js';
-import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../subgraphs/shared/error-masking.js';
+import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../core/error-masking.js';
 import type { EdgeContext } from '../../core/edge-context.js';
 import type { EdgeInterface } from '../edge-interface.js';
 import { parseBearer } from '../edge-interfaces.js';

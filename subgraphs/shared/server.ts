@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
@@ -12,9 +11,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CLIENT_HEADER, PRINCIPAL_HEADER, type Principal } from '../../core/principal.js';
 import { WrongKeyKindError } from './key-kinds.js';
 import type { Subgraph } from './subgraph.js';
-import { errorMasking } from './error-masking.js';
+import { errorMasking } from '../../core/error-masking.js';
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { connectableHost } from '../../core/net.js';
+import { listen, type RunningService } from '../../core/listen.js';
 import { subscribeSharingEvents } from './shared-event-results.js';
 import { batchWrites, deliverGrouped } from './grouped-delivery.js';
 import { GROUPED_EVENTS_PARAM } from '../../core/grouped-events.js';
@@ -22,42 +22,6 @@ import { requestLogging } from '../../core/request-log.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
 import { idempotentMutations } from './idempotent-mutations.plugin.js';
 import { jsonErrorHandlers } from './json-errors.js';
-
-export interface RunningService {
-  name: string;
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
-/**
- * Connections the kernel may hold for the process to accept (capped by net.core.somaxconn).
- * Node's default, 511, overflowed when thousands of websocket clients (re)connected while the
- * process was busy delivering events: the kernel dropped the handshakes (ListenOverflows) and
- * the clients saw ECONNRESET. A longer queue makes them wait for their turn instead.
- */
-export const LISTEN_BACKLOG = 4096;
-
-/** Listens on `host:port` and resolves once bound; a busy port rejects with a clear message. */
-export function listen(server: http.Server, port: number, host: string, name: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      server.off('listening', onListening);
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new Error(`${name} cannot listen on ${host}:${port}: the port is already in use (is the platform already running?)`)
-          : error,
-      );
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen({ port, host, backlog: LISTEN_BACKLOG });
-  });
-}
 
 function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
   return error instanceof GraphQLError ? error.toJSON() : error;

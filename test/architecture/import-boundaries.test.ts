@@ -128,6 +128,12 @@ describe('import boundaries', () => {
     expect(intoIdentity).toEqual([]);
   });
 
+  it('keeps the edge off the subgraphs: nothing at the edge (gateway, rest-bridge) imports subgraph code', () => {
+    const edge = ['gateway', 'rest-bridge'];
+    const intoSubgraphs = [...edges].filter(([from]) => edge.includes(from)).flatMap(([, byTarget]) => [...byTarget].filter(([to]) => to.startsWith('subgraphs/')).flatMap(([, why]) => why));
+    expect(intoSubgraphs).toEqual([]);
+  });
+
   it('keeps the REST bridge below the gateway: it never imports the gateway or the platform', () => {
     expect(importsOf('rest-bridge').filter((to) => ['gateway', 'platform'].includes(to))).toEqual([]);
   });

@@ -6,11 +6,14 @@ import { createLogger } from '../../core/logger.js';
 import { openIdentityStore } from '../../identity/index.js';
 import { LocalKeyStore } from '../../identity/local-key-store.js';
 import { IdentityService } from '../../identity/identity.service.js';
+import { testConfig } from '../support/platform-harness.js';
+import { TRACE_EXPORT_LIMITS } from '../../platform/config.js';
 import { readSupergraph } from '../../schema/supergraph.js';
 import { createInferenceSubgraph } from '../../subgraphs/inference/index.js';
 import { createMarketplaceSubgraph } from '../../subgraphs/marketplace/index.js';
 import { createMembershipSubgraph } from '../../subgraphs/membership/index.js';
-import { serveSubgraph, type RunningService } from '../../subgraphs/shared/server.js';
+import type { RunningService } from '../../core/listen.js';
+import { serveSubgraph } from '../../subgraphs/shared/server.js';
 import type { Subgraph } from '../../subgraphs/shared/subgraph.js';
 import { createTracerouteSubgraph } from '../../subgraphs/traceroute/index.js';
 import { createTestDatabase } from '../support/database.js';
@@ -52,6 +55,8 @@ beforeAll(async () => {
     supergraphSdl: readSupergraph(),
     subgraphUrls: Object.fromEntries(services.map((s) => [s.name, s.url])),
     internalSecret: TEST_SECRET,
+    documents: testConfig().documents,
+    tracerouteExport: TRACE_EXPORT_LIMITS,
     identityOrm,
     logger,
     introspection: false,

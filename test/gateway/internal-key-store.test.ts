@@ -10,7 +10,7 @@ import { openIdentityStore } from '../../identity/index.js';
 import { LocalKeyStore } from '../../identity/local-key-store.js';
 import { InternalNonces } from '../../identity/internal-nonces.js';
 import { startEdgeService } from '../../platform/edge-service.js';
-import type { RunningService } from '../../subgraphs/shared/server.js';
+import type { RunningService } from '../../core/listen.js';
 import { KeyStoreClient } from '../../subgraphs/shared/key-store.client.js';
 import { freePort } from '../support/free-port.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';

@@ -6,7 +6,7 @@ import { IdentityService } from '../../identity/identity.service.js';
 import { openIdentityStore } from '../../identity/index.js';
 import { createLogger } from '../../core/logger.js';
 import { startEdgeService } from '../../platform/platform.js';
-import type { RunningService } from '../../subgraphs/shared/server.js';
+import type { RunningService } from '../../core/listen.js';
 import { PRINCIPAL_HEADER, verifyPrincipal, type Principal } from '../../core/principal.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdentityStore } from '../../identity/index.js';
 import { createLogger } from '../../core/logger.js';
 import { startEdgeService } from '../../platform/platform.js';
-import type { RunningService } from '../../subgraphs/shared/server.js';
+import type { RunningService } from '../../core/listen.js';
 import { startTestPlatform, testConfig, type TestPlatform } from '../support/platform-harness.js';
 import { redisServerMissing, startRedisServer, type RunningRedis } from '../support/redis-server.js';
 

@@ -5,8 +5,9 @@ import { createEdge, listenEdge, type Edge } from '../../gateway/index.js';
 import { openIdentityStore } from '../../identity/index.js';
 import { IdentityService } from '../../identity/identity.service.js';
 import { createLogger } from '../../core/logger.js';
+import { TRACE_EXPORT_LIMITS } from '../../platform/config.js';
 import { readSupergraph } from '../../schema/supergraph.js';
-import type { RunningService } from '../../subgraphs/shared/server.js';
+import type { RunningService } from '../../core/listen.js';
 import { createTestDatabase } from '../support/database.js';
 import { testConfig } from '../support/platform-harness.js';
 
@@ -48,6 +49,8 @@ beforeAll(async () => {
     // No operation is run: the sockets only authenticate, and no subgraph is reached.
     subgraphUrls: config.subgraphUrls,
     internalSecret: config.internalSecret,
+    documents: config.documents,
+    tracerouteExport: TRACE_EXPORT_LIMITS,
     identityOrm: slowKeyStore(identityOrm),
     logger: createLogger('silent', 'platform'),
     introspection: false,

@@ -29,7 +29,7 @@ import {
   InvalidDocumentContentError,
   UnknownDocumentCategoryError,
 } from './document.errors.js';
-import { storedFilename } from './document-filename.js';
+import { storedFilename } from '../../../core/document-filename.js';
 
 /** A staged upload lives this long between its bytes and createDocument. */
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;

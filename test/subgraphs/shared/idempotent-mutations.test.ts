@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../core/logger.js';
 import { signPrincipal, PRINCIPAL_HEADER, type Principal } from '../../../core/principal.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../../../core/idempotency.js';
-import { serveSubgraph, type RunningService } from '../../../subgraphs/shared/server.js';
+import type { RunningService } from '../../../core/listen.js';
+import { serveSubgraph } from '../../../subgraphs/shared/server.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, TEST_SECRET } from '../../support/subgraph-harness.js';
 

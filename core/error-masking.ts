@@ -3,8 +3,8 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
-import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../core/database-unavailable.js';
-import { CLIENT_ERROR_CODES } from '../../core/errors.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './database-unavailable.js';
+import { CLIENT_ERROR_CODES } from './errors.js';
 
 /** What a client is told of an error that is not its own doing. */
 export function internalErrorMessage(requestId: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../../subgraphs/shared/error-masking.js';
+import { clientExtensions, internalErrorMessage, isClientError, isMasked } from '../../core/error-masking.js';
 
 describe('what a client may see of an error', () => {
   it("shows the messages of the domain's, GraphQL's and Apollo Server's client errors and the edge's refusals, and of nothing else", () => {

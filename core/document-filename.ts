@@ -1,4 +1,4 @@
-import { DomainError } from '../../../core/errors.js';
+import { DomainError } from './errors.js';
 
 /** The longest file name a document keeps, in UTF-16 code units as the GraphQL inputs count them. */
 export const MAX_FILENAME_LENGTH = 255;
