@@ -103,6 +103,7 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.refund': { method: 'GET', path: '/refunds/:id', resource: 'refund' },
   'Query.auditEvents': { method: 'GET', path: '/audit-events' },
   'Mutation.cancelEvent': { method: 'POST', path: '/events/:id/cancel' },
+  'Mutation.updateEvent': { method: 'PUT', path: '/events/:id' },
   'Mutation.cancelRegistration': { method: 'POST', path: '/events/:id/attendees/:attendeeId/cancel' },
   'Mutation.createChatChannel': { method: 'POST', path: '/chat/channels', responseStatus: 201 },
   'Query.chatChannel': { method: 'GET', path: '/chat/channels/:id', resource: 'chat channel' },

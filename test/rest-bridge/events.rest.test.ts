@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
@@ -151,7 +152,15 @@ describe('the event routes', () => {
 
   it('POST /events/{id}/register is 409 registration_closed once the event has started', async () => {
     const key = await freshKey();
-    const event = await createEvent(key, { startsAt: inHours(-1), endsAt: inHours(1) });
+    const event = await createEvent(key, { startsAt: inHours(1), endsAt: inHours(2) });
+    // An event is created before it starts: time passing is played by moving its start back.
+    const client = new pg.Client({ connectionString: platform.databaseUrl });
+    await client.connect();
+    try {
+      await client.query(`update membership.event set starts_at = now() - interval '1 hour', registration_closes_at = now() - interval '1 hour' where id = $1`, [event.id]);
+    } finally {
+      await client.end();
+    }
     await expectError(await register(key, event.id, { guestName: 'Late', guestEmail: 'late@example.org' }), 409, 'registration_closed', 'id');
   });
 

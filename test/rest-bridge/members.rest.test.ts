@@ -263,7 +263,7 @@ describe('the member routes', () => {
       '/audit-events': ['get'],
       '/finance/reports': ['get'],
       '/events': ['get', 'post'],
-      '/events/{id}': ['get'],
+      '/events/{id}': ['get', 'put'],
       '/events/{id}/register': ['post'],
       '/events/{id}/attendees': ['get'],
       '/events/{id}/check-in': ['post'],

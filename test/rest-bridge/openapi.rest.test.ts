@@ -241,6 +241,9 @@ describe('the membership REST paths answer as their document says', () => {
     const id = String(event.id);
     await call('membership', 'GET', '/events', { status: 200 });
     await call('membership', 'GET', '/events/{id}', { params: { id }, status: 200 });
+    expect(await call('membership', 'PUT', '/events/{id}', { params: { id }, json: { title: 'Meetup (moved)', capacity: 20, location: 'Hall 2' }, status: 200 })).toMatchObject({ title: 'Meetup (moved)', capacity: 20 });
+    await call('membership', 'PUT', '/events/{id}', { params: { id }, json: { startsAt: inHours(-1) }, status: 400 });
+    await call('membership', 'POST', '/events', { json: { title: 'Yesterday', startsAt: inHours(-24), endsAt: inHours(-22), timeZone: 'UTC' }, status: 400 });
     const attendee = await call('membership', 'POST', '/events/{id}/register', { params: { id }, json: { guestName: 'Ann', guestEmail: 'ann@example.org' }, status: 201 });
     await call('membership', 'GET', '/events/{id}/attendees', { params: { id }, status: 200 });
     await call('membership', 'POST', '/events/{id}/check-in', { params: { id }, json: { code: attendee.code }, status: 200 });
@@ -249,6 +252,7 @@ describe('the membership REST paths answer as their document says', () => {
     const pending = await call('membership', 'POST', '/events/{id}/register', { params: { id: paid }, json: { memberId: payer }, status: 201 });
     expect(pending).toMatchObject({ status: 'PENDING', invoiceId: expect.any(String) });
     await call('membership', 'POST', '/events/{id}/register', { params: { id: paid }, json: { guestName: 'Walk In', guestEmail: 'walk.in@example.org' }, status: 400 });
+    await call('membership', 'PUT', '/events/{id}', { params: { id: paid }, json: { price: 3000 }, status: 409 });
     await call('membership', 'POST', '/payments', { json: { invoiceId: pending.invoiceId, amount: 2500, method: 'CARD' }, status: 201 });
     await call('membership', 'POST', '/events/{id}/check-in', { params: { id: paid }, json: { attendeeId: pending.id }, status: 200 });
   });

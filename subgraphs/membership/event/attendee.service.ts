@@ -239,7 +239,7 @@ export class AttendeeService {
    * event): a free event's next in line is REGISTERED, a paid event's PENDING with an invoice and
    * a deadline of its own.
    */
-  private async fillPlaces(em: EntityManager, event: Event, now: Date): Promise<Attendee[]> {
+  async fillPlaces(em: EntityManager, event: Event, now: Date): Promise<Attendee[]> {
     await em.flush();
     const taken = await em.count(Attendee, { event: event.id, status: { $in: HOLDS_A_PLACE } });
     const free = event.capacity == null ? Number.MAX_SAFE_INTEGER : event.capacity - taken;

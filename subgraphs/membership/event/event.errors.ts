@@ -47,3 +47,17 @@ export class PaidEventMembersOnlyError extends DomainError {
     });
   }
 }
+
+/** A capacity below the places registrations hold: no registered attendee is ever unseated. */
+export class CapacityBelowTakenError extends DomainError {
+  constructor(taken: number) {
+    super('CONFLICT', `${taken} places are taken: the capacity cannot go below that`, { param: 'capacity', reason: 'capacity_below_taken' });
+  }
+}
+
+/** A price change after registrations were made: they were taken at the old price. */
+export class EventHasRegistrationsError extends DomainError {
+  constructor(param: string) {
+    super('CONFLICT', 'The price and currency change only before the first registration', { param, reason: 'event_has_registrations' });
+  }
+}

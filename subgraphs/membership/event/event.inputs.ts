@@ -67,6 +67,73 @@ export class CreateEventArgs {
   paymentTermHours?: number | null;
 }
 
+/** What an organiser may change on a scheduled event; absent fields are kept, null clears where it may. */
+@ArgsType()
+export class UpdateEventArgs {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200)
+  @Matches(/\S/, { message: 'title must not be blank' })
+  title?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(0, 5000)
+  description?: string | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'A new start, in the future.' })
+  @IsOptional()
+  startsAt?: Date | null;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  @IsOptional()
+  endsAt?: Date | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 64)
+  timeZone?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(0, 500)
+  location?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'null: unlimited. An increase promotes the waitlist in order; below the places taken is 409 capacity_below_taken.' })
+  @IsOptional()
+  @Min(1, { message: 'capacity must be at least 1, or null for unlimited' })
+  @Max(1_000_000)
+  capacity?: number | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'null: open from now.' })
+  @IsOptional()
+  registrationOpensAt?: Date | null;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  @IsOptional()
+  registrationClosesAt?: Date | null;
+
+  @Field(() => Int, { nullable: true, description: 'Only before the first registration (409 event_has_registrations).' })
+  @IsOptional()
+  @Min(0)
+  @Max(100_000_000)
+  price?: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Only before the first registration.' })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{3}$/, { message: 'currency must be a three-letter ISO 4217 code' })
+  currency?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'For registrations made (or promoted) from now on.' })
+  @IsOptional()
+  @Min(1)
+  @Max(8760)
+  paymentTermHours?: number | null;
+}
+
 @ArgsType()
 export class EventsArgs extends PageArgs {
   @Field(() => EventStatus, { nullable: true })

@@ -4,7 +4,8 @@ import { loaderFor, type SubgraphContext } from '../../shared/context.js';
 import { EventAnalytics } from './event-analytics.js';
 import { analyticsFor } from './event-analytics.service.js';
 import { Event } from './event.entity.js';
-import { CreateEventArgs, EventsArgs } from './event.inputs.js';
+import { CreateEventArgs, EventsArgs, UpdateEventArgs } from './event.inputs.js';
+import type { RegistrationBillingContext } from './registration-billing.js';
 import { EventPage } from './event-page.js';
 import { EventService } from './event.service.js';
 
@@ -25,6 +26,13 @@ export class EventResolver {
   @Mutation(() => Event)
   createEvent(@Args(() => CreateEventArgs) args: CreateEventArgs, @Ctx() ctx: SubgraphContext): Promise<Event> {
     return service(ctx).create(args);
+  }
+
+  @Mutation(() => Event, {
+    description: 'Changes a scheduled event: title, description, location, times, capacity (an increase promotes the waitlist in order), payment term; price and currency before the first registration.',
+  })
+  updateEvent(@Args(() => UpdateEventArgs) args: UpdateEventArgs, @Ctx() ctx: SubgraphContext & Partial<RegistrationBillingContext>): Promise<Event> {
+    return service(ctx).update(args, ctx.registrationBilling);
   }
 
   @Mutation(() => Event, { description: 'Cancels the event: registration and check-in stop.' })

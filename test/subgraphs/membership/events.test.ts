@@ -430,8 +430,9 @@ describe('registerForEvent', () => {
     const guest = { guestName: 'A', guestEmail: 'a@example.org' };
     const notYet = await createEvent(principal, { registrationOpensAt: inHours(24) });
     expectError(await register(principal, { id: notYet.id, ...guest }), 'CONFLICT', 'registration_closed', 'id');
-    const started = await createEvent(principal, { startsAt: inHours(-1), endsAt: inHours(2) });
-    expect(started).toMatchObject({ status: 'SCHEDULED', registrationOpen: false });
+    const started = await createEvent(principal, { startsAt: inHours(1), endsAt: inHours(2) });
+    await sql(`update membership.event set starts_at = now() - interval '1 hour', registration_closes_at = now() - interval '1 hour' where id = ?`, [started.id]);
+    expect(ok(await run<{ event: EventView }>(subgraph, principal, GET, { id: started.id })).event).toMatchObject({ status: 'SCHEDULED', registrationOpen: false });
     expectError(await register(principal, { id: started.id, ...guest }), 'CONFLICT', 'registration_closed', 'id');
     const cancelled = await createEvent(principal);
     ok(await run(subgraph, principal, CANCEL_EVENT, { id: cancelled.id }));
