@@ -8,6 +8,7 @@ import { createPlatformPubSub, type PlatformPubSub } from './pubsub.js';
 import { buildFederatedSchema } from './schema.js';
 import type { SubgraphContext } from './context.js';
 import { enforceKeyKinds } from './key-kinds.js';
+import { enforceMutationRoles } from './mutation-roles.js';
 import { UnauthenticatedError, verifyClient, verifyPrincipal, type KeyKind, type Principal } from '../../core/principal.js';
 
 /** A built subgraph: its schema, its ORM, and how to make a request's context. Nothing listens yet. */
@@ -108,9 +109,14 @@ export interface SubgraphParts {
   kindsByField?: Readonly<Record<string, readonly KeyKind[]>>;
 }
 
-/** The subgraph's federated schema alone, with no database (for composition), its root fields guarded by key kind. */
+/**
+ * The subgraph's federated schema alone, with no database (for composition), its root fields
+ * guarded by key kind and its mutations by dashboard role. The role is checked first: a viewer
+ * is told it changes nothing, whichever kind it acts as.
+ */
 export async function buildPartsSchema(parts: SubgraphParts): Promise<GraphQLSchema> {
-  return enforceKeyKinds(await buildFederatedSchema({ resolvers: parts.resolvers, ...(parts.orphanedTypes ? { orphanedTypes: parts.orphanedTypes } : {}) }, parts.references), parts.name, parts.servesKinds, parts.kindsByField);
+  const schema = await buildFederatedSchema({ resolvers: parts.resolvers, ...(parts.orphanedTypes ? { orphanedTypes: parts.orphanedTypes } : {}) }, parts.references);
+  return enforceMutationRoles(enforceKeyKinds(schema, parts.name, parts.servesKinds, parts.kindsByField));
 }
 
 /**

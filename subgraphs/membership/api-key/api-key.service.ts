@@ -6,8 +6,9 @@ import { MembershipKeyKind } from './api-key.type.js';
 /**
  * Settings, API Keys for the membership platform. A live key manages the account's live and
  * test keys; a test key, being a sandbox, manages test keys only. A dashboard session acts as a
- * live or test principal the same way, except that viewers may only list. A revoke disables the
- * key in the edge's key store, which evicts it from every edge's key cache at once.
+ * live or test principal the same way; a viewer only lists, as it runs no mutation
+ * (mutation-roles.ts). A revoke disables the key in the edge's key store, which evicts it from
+ * every edge's key cache at once.
  */
 export class ApiKeySettingsService {
   constructor(
@@ -26,13 +27,6 @@ export class ApiKeySettingsService {
     }
   }
 
-  /** A dashboard viewer looks at keys but does not change them; keys and other users may. */
-  private assertMayChange(): void {
-    if (this.principal.user?.role === 'viewer') {
-      throw new DomainError('FORBIDDEN', 'Viewers cannot create or revoke API keys; ask an owner or a developer', { reason: 'insufficient_role' });
-    }
-  }
-
   async list(): Promise<KeyView[]> {
     this.assertMembershipKey();
     const keys = await this.keyStore.listKeys({ account: this.principal.account });
@@ -41,7 +35,6 @@ export class ApiKeySettingsService {
 
   async create(kind: MembershipKeyKind, name?: string | null): Promise<CreatedKey> {
     this.assertMembershipKey();
-    this.assertMayChange();
     if (!this.manageable(kind)) {
       throw new DomainError('FORBIDDEN', 'A test key cannot issue live keys', { param: 'kind' });
     }
@@ -49,7 +42,6 @@ export class ApiKeySettingsService {
   }
 
   async revoke(id: string): Promise<KeyView> {
-    this.assertMayChange();
     const visible = (await this.list()).some((key) => key.id === id);
     if (!visible) throw new DomainError('NOT_FOUND', `No API key with id "${id}"`, { param: 'id' });
     return this.keyStore.disableKey(id, this.principal.account);
