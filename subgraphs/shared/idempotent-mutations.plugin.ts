@@ -33,9 +33,13 @@ function reportsChanges(result: FormattedExecutionResult): boolean {
   return !!result.data && Object.values(result.data).some((value) => value !== null);
 }
 
-/** A failure that says the mutation could not run (its dependency was down): a retry must run it. */
-function couldNotRun(errors: readonly GraphQLFormattedError[] | undefined): boolean {
-  return !!errors?.some((error) => error.extensions?.code === 'SERVICE_UNAVAILABLE');
+/** Codes that say the mutation did not run: a dependency was down, or the caller may not run it (as Stripe keeps no result for a request that never started). */
+const NOT_RUN = new Set(['SERVICE_UNAVAILABLE', 'FORBIDDEN', 'UNAUTHENTICATED']);
+
+/** A failure that says the mutation could not run: a retry (by someone allowed, or once the dependency is back) must run it. */
+function couldNotRun(result: FormattedExecutionResult): boolean {
+  if (result.errors?.some((error) => error.extensions?.code === 'SERVICE_UNAVAILABLE')) return true;
+  return !reportsChanges(result) && !!result.errors?.length && result.errors.every((error) => NOT_RUN.has(String(error.extensions?.code)));
 }
 
 /**
@@ -48,7 +52,8 @@ function couldNotRun(errors: readonly GraphQLFormattedError[] | undefined): bool
  * - The mutation runs on the request's EntityManager inside the transaction (services'
  *   own transactions become savepoints); its events wait for the commit (deferred-pubsub.ts).
  * - Its answer, errors included, is stored and committed with its writes, as Stripe keeps even
- *   a 5xx. Not kept: a mutation that could not run (SERVICE_UNAVAILABLE) and a transaction that
+ *   a 5xx. Not kept: a mutation that could not run (SERVICE_UNAVAILABLE, or refused to the caller
+ *   with FORBIDDEN or UNAUTHENTICATED before it ran) and a transaction that
  *   failed without a domain answer (a deadlock, a lost connection): nothing of them committed,
  *   so a retry runs them again.
  */
@@ -115,7 +120,7 @@ export function idempotentMutations(options: { schema: string; logger: Logger })
           const body = requestContext.response.body;
           let result: FormattedExecutionResult = body.kind === 'single' ? body.singleResult : body.initialResult;
           try {
-            if (couldNotRun(result.errors)) {
+            if (couldNotRun(result)) {
               await em.rollback();
               pubsub.discard();
               if (reportsChanges(result)) requestContext.response.body = { kind: 'single', singleResult: { data: null, errors: result.errors } };

@@ -116,6 +116,22 @@ describe('a mutation with the edge\'s Idempotency-Key', () => {
     expect(await count('member_category', '"name" = ?', ['Taken'])).toBe(1);
   });
 
+  it('refused to the caller before it ran (FORBIDDEN) is not kept: an allowed retry with the key runs', async () => {
+    const own = principal;
+    principal = { ...own, kind: 'text' };
+    try {
+      const refused = await send(CREATE_INVOICE, { memberId, description: 'refused-kind' }, 'key-forbidden');
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    } finally {
+      principal = own;
+    }
+    expect(await count('idempotent_outcome', '"key" = ?', ['key-forbidden'])).toBe(0);
+    const allowed = await send(CREATE_INVOICE, { memberId, description: 'refused-kind' }, 'key-forbidden');
+    expect(allowed.replayed).toBeNull();
+    expect(allowed.body.errors).toBeUndefined();
+    expect(await invoicesDescribed('refused-kind')).toBe(1);
+  });
+
   it('an expired outcome counts as absent: the request runs again', async () => {
     await send(CREATE_INVOICE, { memberId, description: 'expired' }, 'key-expired');
     await testbed.subgraph.orm.em.fork().execute(`update "membership"."idempotent_outcome" set "created_at" = now() - interval '25 hours' where "key" = 'key-expired'`);
