@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '../enrichment/ip-enricher.js';
+import { canonicalIp } from '../trace/canonical-ip.js';
 import { TraceSource } from '../trace/trace-source.js';
 import { TraceStopReason } from '../trace/trace-stop-reason.js';
 import { blankReply, RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
@@ -34,9 +35,10 @@ function reply(raw: unknown, where: string): ParsedReply {
   if (!isObject(raw)) throw new RecordRejection(`${where}: a reply is not an object`);
   if (raw.x === '*') return blankReply('timeout');
   if (typeof raw.error === 'string' && raw.from === undefined) return { ...blankReply('error'), error: raw.error };
-  const ip = typeof raw.from === 'string' ? raw.from : null;
-  if (ip !== null && !isIP(ip)) throw new RecordRejection(`${where}: "${ip}" is not an IP address`);
-  if (ip === null) return blankReply('timeout');
+  const from = typeof raw.from === 'string' ? raw.from : null;
+  if (from !== null && !isIP(from)) throw new RecordRejection(`${where}: "${from}" is not an IP address`);
+  if (from === null) return blankReply('timeout');
+  const ip = canonicalIp(from);
   const late = typeof raw.late === 'number' || raw.late === true;
   const destination = typeof raw.edst === 'string' && raw.edst !== '' ? raw.edst : null;
   const kind = raw.dup === true || raw.dup === 1 ? 'duplicate' : late ? 'late' : destination !== null ? 'other_destination' : 'reply';
@@ -121,9 +123,10 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp <= 0) throw new RecordRejection('timestamp must be a Unix time');
   const measuredAt = new Date(Math.round(timestamp * 1000));
   if (Number.isNaN(measuredAt.getTime()) || measuredAt.getUTCFullYear() > 9999) throw new RecordRejection('timestamp is out of range');
-  const targetIp = typeof record.dst_addr === 'string' ? record.dst_addr : '';
-  const from = typeof record.from === 'string' && isIP(record.from) ? record.from : null;
-  const src = typeof record.src_addr === 'string' && isIP(record.src_addr) ? record.src_addr : null;
+  // Addresses in one spelling (canonicalIp), so the target and the hops compare and search as one.
+  const targetIp = typeof record.dst_addr === 'string' ? canonicalIp(record.dst_addr) : '';
+  const from = typeof record.from === 'string' && isIP(record.from) ? canonicalIp(record.from) : null;
+  const src = typeof record.src_addr === 'string' && isIP(record.src_addr) ? canonicalIp(record.src_addr) : null;
   // `from` is the probe's public address as Atlas saw it; src_addr is often a private one.
   const probeIp = from && !isPrivateAddress(from) ? from : (src ?? from);
   const measurement = {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { canonicalIp } from '../trace/canonical-ip.js';
 import { TraceSource } from '../trace/trace-source.js';
 import { TraceStopReason } from '../trace/trace-stop-reason.js';
 import { icmpError } from './icmp-error.js';
@@ -61,8 +62,9 @@ const STOP_REASONS = new Set<string>(Object.values(TraceStopReason));
  * second answer to one probe is a duplicate. `hostname` (from cycle-start) stands for the probe.
  */
 export function parseScamperTrace(record: Json, hostname: string | null): ParsedTrace {
-  const targetIp = typeof record.dst === 'string' ? record.dst : '';
-  if (!isIP(targetIp)) throw new RecordRejection('dst is missing or not an IP address');
+  if (typeof record.dst !== 'string' || !isIP(record.dst)) throw new RecordRejection('dst is missing or not an IP address');
+  // Addresses in one spelling (canonicalIp), so the target and the hops compare and search as one.
+  const targetIp = canonicalIp(record.dst);
   const start = isObject(record.start) ? record.start : null;
   if (!start || typeof start.sec !== 'number' || start.sec <= 0) throw new RecordRejection('start.sec must be a Unix time');
   const measuredAt = new Date(start.sec * 1000 + Math.floor(Number(start.usec ?? 0) / 1000));
@@ -85,7 +87,7 @@ export function parseScamperTrace(record: Json, hostname: string | null): Parsed
     const probeId = integer(raw.probe_id) ?? replies.length + 1;
     answered.set(ttl, Math.max(answered.get(ttl) ?? 0, probeId));
     // "*" or "" in addr: scamper kept the probe but not who answered; the answer is not usable.
-    const ip = typeof raw.addr === 'string' && isIP(raw.addr) ? raw.addr : null;
+    const ip = typeof raw.addr === 'string' && isIP(raw.addr) ? canonicalIp(raw.addr) : null;
     const again = replies.some((r) => r.probeId === probeId && r.kind === 'reply');
     const icmpType = integer(raw.icmp_type);
     const icmpCode = integer(raw.icmp_code);
@@ -117,7 +119,7 @@ export function parseScamperTrace(record: Json, hostname: string | null): Parsed
     const replies = [...listed, ...silent].sort((a, b) => a.probeId! - b.probeId!);
     return { hop: ttl, sent, replies, error: null };
   });
-  const src = typeof record.src === 'string' && isIP(record.src) ? record.src : null;
+  const src = typeof record.src === 'string' && isIP(record.src) ? canonicalIp(record.src) : null;
   const host = typeof record.hostname === 'string' ? record.hostname : hostname;
   const method = typeof record.method === 'string' ? record.method.toLowerCase() : '';
   const reason = typeof record.stop_reason === 'string' ? record.stop_reason.toLowerCase() : '';

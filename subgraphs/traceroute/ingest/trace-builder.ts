@@ -50,6 +50,8 @@ export interface TraceRow {
   hops: HopData[];
   error: string | null;
   stop_reason: TraceStopReason;
+  hop_ips: string[];
+  hop_asns: number[];
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
@@ -150,6 +152,15 @@ export function asPathOf(probeAsn: number | null, hops: HopData[], probeAddresse
   return path;
 }
 
+/** The addresses that answered in time at some hop and their ASNs: what "passes through" searches. */
+function passedThrough(hops: HopData[]): { hop_ips: string[]; hop_asns: number[] } {
+  const responders = hops.flatMap((h) => h.responders ?? []);
+  return {
+    hop_ips: [...new Set(responders.map((r) => r.ip))],
+    hop_asns: [...new Set(responders.flatMap((r) => (r.asn === null ? [] : [r.asn])))],
+  };
+}
+
 /** Enriches and scores a parsed trace against its baseline; the row to store. */
 export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baseline: Baseline | null): TraceRow {
   const hops = parsed.hops.map((hop) => hopOf(hop, enricher));
@@ -207,5 +218,6 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     hops,
     error: cut(parsed.error, 500),
     stop_reason: parsed.stopReason,
+    ...passedThrough(hops),
   };
 }

@@ -2,6 +2,7 @@ import { DomainError } from '../../../core/errors.js';
 import { MAX_HOURS } from './trace-limits.js';
 import type { TraceFilterArgs } from './trace.inputs.js';
 import { escapeLike } from '../../shared/like.js';
+import { canonicalIp } from './canonical-ip.js';
 
 /** A WHERE clause with `?` placeholders and its values. */
 export interface SqlFilter {
@@ -16,8 +17,9 @@ const LATEST = new Date('9999-12-31T23:59:59.999Z');
 
 
 /**
- * The measurement-time window: from `since` when given, else `hours` (default `defaultHours`)
- * before `until` (default now). The window always bounds the partitions a query reads.
+ * The measurement-time window [since, until): from `since` when given (then `hours` does not
+ * apply and the window may be of any length), else `hours` (default `defaultHours`, at most
+ * MAX_HOURS) before `until` (default now). The window always bounds the partitions a query reads.
  */
 export function windowOf(args: { since?: Date | null; until?: Date | null; hours?: number | null }, defaultHours: number, now = new Date()) {
   for (const name of ['since', 'until'] as const) {
@@ -55,12 +57,21 @@ export function traceFilterWithin(args: TraceFilterArgs, window: { since: Date; 
   if (args.direction) add(`${alias}.direction = ?`, args.direction);
   if (args.status) add(`${alias}.status = ?`, args.status);
   if (args.probeCountry) add(`${alias}.probe_country = ?`, args.probeCountry.toUpperCase());
-  if (args.probeCity) add(`${alias}.probe_city = ?`, args.probeCity);
+  // Cities ignore case as countries do; the indexes are on lower(city).
+  if (args.probeCity) add(`lower(${alias}.probe_city) = lower(?)`, args.probeCity);
   if (args.probeAsn != null) add(`${alias}.probe_asn = ?`, args.probeAsn);
-  if (args.targetIp) add(`${alias}.target_ip = ?`, args.targetIp);
-  if (args.targetCity) add(`${alias}.target_city = ?`, args.targetCity);
+  if (args.targetIp) add(`${alias}.target_ip = ?`, canonicalIp(args.targetIp));
+  if (args.targetCity) add(`lower(${alias}.target_city) = lower(?)`, args.targetCity);
   if (args.targetDomain) add(`${alias}.target_domain ilike ?`, `%${escapeLike(args.targetDomain.toLowerCase())}%`);
   if (args.minAnomaly != null) add(`${alias}.anomaly_score >= ?`, args.minAnomaly);
+  if (args.msmId != null) add(`${alias}.msm_id = ?`, args.msmId);
+  if (args.probeId != null) add(`${alias}.probe_id = ?`, args.probeId);
+  if (args.af != null) add(`${alias}.af = ?`, args.af);
+  if (args.protocol) add(`${alias}.protocol = ?`, args.protocol);
+  if (args.targetAsn != null) add(`${alias}.target_asn = ?`, args.targetAsn);
+  // Containment (@>) is what the GIN indexes on the hop arrays answer; inet compares any spelling.
+  if (args.hopIp) add(`${alias}.hop_ips @> array[?]::inet[]`, canonicalIp(args.hopIp));
+  if (args.hopAsn != null) add(`${alias}.hop_asns @> array[?]::int[]`, args.hopAsn);
   return { where: conditions.join(' and '), params, since, until };
 }
 

@@ -4,6 +4,7 @@
 export const DEFAULT_TRACE_PAGE_SIZE = 50;
 export const MAX_TRACE_PAGE_SIZE = 200;
 export const DEFAULT_SEARCH_HOURS = 168;
+export const DEFAULT_STATS_HOURS = 24;
 export const MAX_HOURS = 720;
 /** page × limit past this is refused: deep offsets cost a scan of every skipped row; the cursor does not. */
 export const MAX_OFFSET = 10_000;

@@ -21,6 +21,11 @@ function filterIndex(property: keyof Trace & string, column: string): ClassDecor
   return Index({ name: `trace_${column}_index`, properties: [property, 'measuredAt', 'id'] as never, columns: [{ name: column }, ...ORDER] }) as ClassDecorator;
 }
 
+/** An index MikroORM cannot describe by properties (an expression, another access method). */
+function expressionIndex(name: string, definition: string): ClassDecorator {
+  return Index({ name, expression: `create index "${name}" on "traceroute"."trace" ${definition}` }) as ClassDecorator;
+}
+
 /**
  * One traceroute measurement with its hops. Traces are public research data: any traceroute key
  * reads every trace, so rows carry no account. The table is range-partitioned by month of
@@ -36,10 +41,20 @@ function filterIndex(property: keyof Trace & string, column: string): ClassDecor
 @filterIndex('direction', 'direction')
 @filterIndex('status', 'status')
 @filterIndex('probeCountry', 'probe_country')
-@filterIndex('probeCity', 'probe_city')
 @filterIndex('probeAsn', 'probe_asn')
 @filterIndex('targetIp', 'target_ip')
-@filterIndex('targetCity', 'target_city')
+// MikroORM 7.2 reads the sort of "id" off "msm_id" when it introspects these two, so they are
+// declared as expressions (compared by name); the definition is filterIndex's.
+@expressionIndex('trace_msm_id_index', '("msm_id", "measured_at" desc, "id" desc)')
+@expressionIndex('trace_probe_id_index', '("probe_id", "measured_at" desc, "id" desc)')
+@filterIndex('af', 'af')
+@filterIndex('protocol', 'protocol')
+@filterIndex('targetAsn', 'target_asn')
+@expressionIndex('trace_probe_city_lower_index', '(lower("probe_city"), "measured_at" desc, "id" desc)')
+@expressionIndex('trace_target_city_lower_index', '(lower("target_city"), "measured_at" desc, "id" desc)')
+// "Passes through" an address or an AS: containment in the hop arrays, answered by GIN.
+@expressionIndex('trace_hop_ips_index', 'using gin ("hop_ips")')
+@expressionIndex('trace_hop_asns_index', 'using gin ("hop_asns")')
 @Index({ name: 'trace_anomaly_index', properties: ['anomalyScore', 'measuredAt'], columns: [{ name: 'anomaly_score', sort: 'desc' }, { name: 'measured_at', sort: 'desc' }] })
 @Index({
   name: 'trace_target_domain_trgm_index',
@@ -188,6 +203,14 @@ export class Trace {
   @Field(() => TraceStopReason, { nullable: true, description: 'Why the traceroute stopped (scamper stop_reason; read from the result for RIPE Atlas). Null on traces stored before it was recorded.' })
   @Enum({ items: () => TraceStopReason, nullable: true })
   stopReason?: TraceStopReason | null;
+
+  /** Every address that answered in time at some hop (not GraphQL: the hops say it; this is for "passes through"). */
+  @Property({ type: new ArrayType<string>((i) => String(i)), columnType: 'inet[]' })
+  hopIps!: string[];
+
+  /** The ASNs of those addresses, for "passes through an AS". */
+  @Property({ type: new ArrayType<number>((i) => Number(i)), columnType: 'int[]' })
+  hopAsns!: number[];
 
   /** Null in a search without include_hops: the column is then not read at all. */
   @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with includeHops.' })

@@ -1,8 +1,9 @@
-import { IsIP, IsOptional, Length, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsIP, IsOptional, Length, Matches, Max, Min } from 'class-validator';
 import { DateTimeResolver } from '../../shared/scalars.js';
 import { ArgsType, Field, Float, Int } from '../../shared/type-graphql.js';
 import { TraceDirection } from './trace-direction.js';
-import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_ASN, MAX_HOURS, MAX_OFFSET, MAX_TRACE_PAGE_SIZE } from './trace-limits.js';
+import { DEFAULT_SEARCH_HOURS, DEFAULT_STATS_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_ASN, MAX_HOURS, MAX_OFFSET, MAX_TRACE_PAGE_SIZE } from './trace-limits.js';
+import { TraceProtocol } from './trace-protocol.js';
 import { TraceStatus } from './trace-status.js';
 
 /** The filters the search, the export and the stats share: the spec's, camelCase (REST keeps the spec's snake_case). */
@@ -11,7 +12,7 @@ export class TraceFilterArgs {
   @Field(() => TraceDirection, { nullable: true })
   direction?: TraceDirection | null;
 
-  @Field(() => String, { nullable: true, description: 'Probe city, exact.' })
+  @Field(() => String, { nullable: true, description: 'Probe city, whole name, any case.' })
   @IsOptional()
   @Length(1, 200)
   probeCity?: string | null;
@@ -32,12 +33,12 @@ export class TraceFilterArgs {
   @Length(1, 253)
   targetDomain?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'Target IP address, exact.' })
+  @Field(() => String, { nullable: true, description: 'Target IP address, exact (an IPv6 address in any spelling).' })
   @IsOptional()
   @IsIP(undefined, { message: 'targetIp must be an IPv4 or IPv6 address' })
   targetIp?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'Target city, exact.' })
+  @Field(() => String, { nullable: true, description: 'Target city, whole name, any case.' })
   @IsOptional()
   @Length(1, 200)
   targetCity?: string | null;
@@ -51,10 +52,47 @@ export class TraceFilterArgs {
   @Field(() => TraceStatus, { nullable: true })
   status?: TraceStatus | null;
 
-  @Field(() => DateTimeResolver, { nullable: true, description: 'Window start (ISO date-time); when given, hours does not apply.' })
+  @Field(() => Int, { nullable: true, description: 'RIPE Atlas measurement id.' })
+  @IsOptional()
+  @Min(0)
+  @Max(MAX_ASN)
+  msmId?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'RIPE Atlas probe id.' })
+  @IsOptional()
+  @Min(0)
+  @Max(MAX_ASN)
+  probeId?: number | null;
+
+  @Field(() => Int, { nullable: true, description: 'IP version of the trace: 4 or 6.' })
+  @IsOptional()
+  @IsIn([4, 6], { message: 'af must be 4 or 6' })
+  af?: number | null;
+
+  @Field(() => TraceProtocol, { nullable: true })
+  protocol?: TraceProtocol | null;
+
+  @Field(() => Int, { nullable: true, description: "The target's ASN." })
+  @IsOptional()
+  @Min(0)
+  @Max(MAX_ASN)
+  targetAsn?: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Traces that pass through this address: it answered in time at some hop (an IPv6 address in any spelling).' })
+  @IsOptional()
+  @IsIP(undefined, { message: 'hopIp must be an IPv4 or IPv6 address' })
+  hopIp?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Traces that pass through this AS: an address of it answered in time at some hop.' })
+  @IsOptional()
+  @Min(0)
+  @Max(MAX_ASN)
+  hopAsn?: number | null;
+
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Window start, inclusive (ISO date-time); when given, hours does not apply and the window may be of any length.' })
   since?: Date | null;
 
-  @Field(() => DateTimeResolver, { nullable: true, description: 'Window end (ISO date-time); default now.' })
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Window end, exclusive (ISO date-time); default now.' })
   until?: Date | null;
 }
 
@@ -87,19 +125,10 @@ export class TracesArgs extends TraceFilterArgs {
 }
 
 @ArgsType()
-export class TraceStatsArgs {
-  @Field(() => Int, { nullable: true, description: `The last N hours before until; default 24, maximum ${MAX_HOURS}.` })
+export class TraceStatsArgs extends TraceFilterArgs {
+  @Field(() => Int, { nullable: true, description: `The last N hours before until; default ${DEFAULT_STATS_HOURS}, maximum ${MAX_HOURS}.` })
   @IsOptional()
   @Min(1)
   @Max(MAX_HOURS)
   hours?: number | null;
-
-  @Field(() => DateTimeResolver, { nullable: true })
-  since?: Date | null;
-
-  @Field(() => DateTimeResolver, { nullable: true })
-  until?: Date | null;
-
-  @Field(() => TraceDirection, { nullable: true })
-  direction?: TraceDirection | null;
 }

@@ -7,8 +7,8 @@ import { readTextRecords } from '../ingest/record-reader.js';
 import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
 import { timeOfUuidV7 } from '../../shared/uuid-v7.js';
 import { Trace } from './trace.entity.js';
-import { traceFilter, windowOf } from './trace-filter.js';
-import { DEFAULT_SEARCH_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET } from './trace-limits.js';
+import { traceFilter } from './trace-filter.js';
+import { DEFAULT_SEARCH_HOURS, DEFAULT_STATS_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET } from './trace-limits.js';
 import type { TracesArgs, TraceStatsArgs } from './trace.inputs.js';
 import type { TracePage } from './trace-page.js';
 import type { TraceStatsType } from './trace-stats.type.js';
@@ -146,11 +146,9 @@ export class TraceService {
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   }
 
-  /** Counts over a window of measurement time (default the last 24 hours). */
+  /** Counts over the traces the search's filters find in a window of measurement time (default the last 24 hours). */
   async stats(args: TraceStatsArgs): Promise<TraceStatsType> {
-    const { since, until } = windowOf(args, 24);
-    const where = `t.measured_at >= ? and t.measured_at < ?${args.direction ? ' and t.direction = ?' : ''}`;
-    const params: unknown[] = [since, until, ...(args.direction ? [args.direction] : [])];
+    const { where, params, since, until } = traceFilter(args, DEFAULT_STATS_HOURS);
     const grouped = (key: string) =>
       this.execute(`select ${key} as key, count(*)::int as count from "traceroute"."trace" t where ${where} group by 1 order by 2 desc, 1`, params);
     const [byDirection, byStatus, anomaly, asns, probeCities, targetCities, hours] = await Promise.all([

@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+
+/**
+ * The queries RIPE Atlas users make, over REST (the spec's snake_case) and over GraphQL through the
+ * same edge: the new filters, stats that honour every filter, the export's columns and cursor, and
+ * the source record of a trace.
+ */
+const DATA = path.resolve(import.meta.dirname, '../fixtures/traceroute');
+const FILES = ['ripe-atlas-traceroutes.jsonl', 'ripe-atlas-quirks.jsonl', 'ripe-atlas-quirks-constructed.jsonl', 'scamper-lab.jsonl'];
+const WINDOW = 'since=2000-01-01T00:00:00Z&until=2100-01-01T00:00:00Z';
+
+type Json = Record<string, any>;
+let platform: TestPlatform;
+let key: string;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  key = await platform.issueKey('researcher', 'traceroute', { hourlyLimit: 10_000, dailyLimit: 10_000 });
+  const admin = await platform.issueKey('operators', 'admin');
+  for (const file of FILES) {
+    const response = await platform.request('/graphql', {
+      method: 'POST',
+      key: admin,
+      json: { query: 'mutation($c: String!) { importTraces(content: $c) { stored skipped { reason } } }', variables: { c: await readFile(`${DATA}/${file}`, 'utf8') } },
+    });
+    const body = (await response.json()) as Json;
+    expect(body.data.importTraces.skipped, file).toEqual([]);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+const get = (url: string) => platform.request(url, { headers: { 'x-api-key': key } });
+const getJson = async (url: string, status = 200) => {
+  const response = await get(url);
+  const body = (await response.json()) as Json;
+  expect(response.status, JSON.stringify(body)).toBe(status);
+  return body;
+};
+const graphql = async (query: string, variables: Json = {}) => {
+  const response = await platform.request('/graphql', { method: 'POST', headers: { 'x-api-key': key }, key, json: { query, variables } });
+  return (await response.json()) as Json;
+};
+
+describe('GET /v1/public/traces with the filters Atlas users search by', () => {
+  it.each([
+    ['msm_id=29792007', (t: Json) => t.msm_id === 29792007, 14],
+    ['probe_id=60101', (t: Json) => t.probe_id === 60101, 1],
+    ['af=6', (t: Json) => t.af === 6, 2],
+    ['protocol=UDP', (t: Json) => t.protocol === 'UDP', 0],
+    ['target_asn=15169', (t: Json) => t.target_asn === 15169, 0],
+    ['hop_ip=10.33.2.2', (t: Json) => t.hops.some((h: Json) => h.responders.some((r: Json) => r.ip === '10.33.2.2')), 0],
+    ['hop_ip=2400:FC00:1:0:0:0:0:5', (t: Json) => t.hops.some((h: Json) => h.responders.some((r: Json) => r.ip === '2400:fc00:1::5')), 1],
+    ['hop_asn=1200', (t: Json) => t.hops.some((h: Json) => h.responders.some((r: Json) => r.asn === 1200)), 1],
+  ])('%s', async (query, keep, atLeast) => {
+    const everything = (await getJson(`/v1/public/traces?${WINDOW}&limit=200&include_hops=true`)).data as Json[];
+    const found = (await getJson(`/v1/public/traces?${WINDOW}&limit=200&include_hops=true&${query}`)).data as Json[];
+    const wanted = everything.filter(keep).map((t) => t.trace_id);
+    expect(wanted.length).toBeGreaterThanOrEqual(Math.max(1, atLeast));
+    expect(wanted.length).toBeLessThan(everything.length);
+    expect(found.map((t) => t.trace_id)).toEqual(wanted);
+  });
+
+  it('matches cities whatever their case and an IPv6 target however it is spelled', async () => {
+    const ipv6 = (await getJson(`/v1/public/traces?${WINDOW}&target_ip=2001:4860:4860:0:0:0:0:8844`)).data as Json[];
+    expect(ipv6.map((t) => t.target_ip)).toEqual(['2001:4860:4860::8844']);
+    const everything = (await getJson(`/v1/public/traces?${WINDOW}&limit=200`)).data as Json[];
+    const city = everything.find((t) => t.probe_city)!.probe_city as string;
+    const exact = (await getJson(`/v1/public/traces?${WINDOW}&probe_city=${encodeURIComponent(city)}`)).data as Json[];
+    const shouted = (await getJson(`/v1/public/traces?${WINDOW}&probe_city=${encodeURIComponent(city.toUpperCase())}`)).data as Json[];
+    expect(exact.length).toBeGreaterThan(0);
+    expect(shouted.map((t) => t.trace_id)).toEqual(exact.map((t) => t.trace_id));
+  });
+
+  it.each([
+    ['af', 'af=5'], ['af', 'af=four'], ['protocol', 'protocol=SCTP'], ['msm_id', 'msm_id=-1'], ['hop_ip', 'hop_ip=router.example'],
+    ['hop_asn', 'hop_asn=AS1200'], ['target_asn', 'target_asn=99999999999'],
+  ])('answers 400 invalid_parameter naming %s', async (param, query) => {
+    const body = await getJson(`/v1/public/traces?${query}`, 400);
+    expect(body).toMatchObject({ error: 'invalid_parameter', param });
+    expect(body.message).not.toMatch(/\b(msm|probe|target|hop)[A-Z]/);
+  });
+
+  it('takes the same filters over GraphQL', async () => {
+    const body = await graphql('query { traces(since: "2000-01-01T00:00:00Z", until: "2100-01-01T00:00:00Z", af: 6, hopIp: "2400:FC00:1::5") { data { msmId probeId af protocol } } }');
+    expect(body.errors).toBeUndefined();
+    expect(body.data.traces.data).toEqual([{ msmId: 5154, probeId: 60104, af: 6, protocol: 'UDP' }]);
+  });
+});
+
+describe('GET /v1/public/stats', () => {
+  it.each(['msm_id=29792007', 'af=6', 'protocol=ICMP', 'hop_asn=1200', 'status=failed&probe_country=PK', 'target_domain=google', 'min_anomaly=0.1'])(
+    'counts what the search with %s finds',
+    async (query) => {
+      const found = (await getJson(`/v1/public/traces?${WINDOW}&limit=200&${query}`)).data as Json[];
+      expect(found.length).toBeGreaterThan(0);
+      const stats = await getJson(`/v1/public/stats?${WINDOW}&${query}`);
+      expect(stats.total).toBe(found.length);
+      const byStatus: Record<string, number> = {};
+      for (const t of found) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+      expect(Object.fromEntries(stats.by_status.map((r: Json) => [r.key, r.count]))).toEqual(byStatus);
+    },
+  );
+
+  it('refuses an unknown parameter rather than counting everything', async () => {
+    expect(await getJson('/v1/public/stats?hop=1.2.3.4', 400)).toMatchObject({ error: 'unknown_parameter', param: 'hop' });
+  });
+
+  it('takes the same filters over GraphQL', async () => {
+    const body = await graphql('query { traceStats(since: "2000-01-01T00:00:00Z", until: "2100-01-01T00:00:00Z", msmId: 29792007) { total } }');
+    expect(body.data.traceStats.total).toBe(14);
+  });
+});
