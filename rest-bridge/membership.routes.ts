@@ -104,6 +104,8 @@ export const membershipRoutes: BridgeRoutes = {
   'Query.auditEvents': { method: 'GET', path: '/audit-events' },
   'Mutation.cancelEvent': { method: 'POST', path: '/events/:id/cancel' },
   'Mutation.updateEvent': { method: 'PUT', path: '/events/:id' },
+  'Query.tenderDocuments': { method: 'GET', path: '/tenders/:id/documents' },
+  'Query.tenderDocument': { method: 'GET', path: '/tenders/:id/documents/:documentId', resource: 'tender document' },
   'Mutation.cancelRegistration': { method: 'POST', path: '/events/:id/attendees/:attendeeId/cancel' },
   'Mutation.createChatChannel': { method: 'POST', path: '/chat/channels', responseStatus: 201 },
   'Query.chatChannel': { method: 'GET', path: '/chat/channels/:id', resource: 'chat channel' },
@@ -132,6 +134,9 @@ export const membershipExpanded = ['MemberPage.data', 'JobPostingPage.data', 'Jo
 
 // Tenders: page items, lots, awards, receipts and a placed bid's parts are shown whole.
 membershipExpanded.push('TenderPage.data', 'Tender.lots', 'Tender.awards', 'VendorPage.data', 'BidPage.data', 'Bid.receipts', 'BidWithReceipt.bid', 'BidWithReceipt.receipt', 'BidReceiptVerification.receipt');
+
+// A tender's documents are shown whole.
+membershipExpanded.push('TenderDocumentPage.data');
 
 // Document categories: their rules are shown whole.
 membershipExpanded.push('DocumentCategory.rules');

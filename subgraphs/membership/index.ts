@@ -35,21 +35,25 @@ import type { DocumentClassifier } from './document/document-pipeline.js';
 import { PostgresDocumentStorage } from './document/postgres-document-storage.js';
 import { createDocumentRoutes } from './document/document.routes.js';
 import { defaultDocumentClassifier } from './document/document-worker.factory.js';
+import { verifyTenderDocumentGrant, type DocumentGrantContext } from './document-sharing/document-grant.js';
+import { TenderDocumentFileType } from './document-sharing/tender-document-file.type.js';
+import { TenderDocumentType } from './document-sharing/tender-document.type.js';
+import { tenderDocumentFileReference, tenderDocumentReference } from './document-sharing/tender-document.reference.js';
 
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
   resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, DocumentResolver, DocumentCategoryResolver],
   // MatchingMember is reached only by reference (Query.jobMatches in the marketplace): no field of ours returns it.
-  orphanedTypes: [MatchingMemberType],
-  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference },
+  orphanedTypes: [MatchingMemberType, TenderDocumentType, TenderDocumentFileType],
+  references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference, TenderDocument: tenderDocumentReference, TenderDocumentFile: tenderDocumentFileReference },
   servesKinds: ['live', 'test'],
 };
 
 /** Builds the membership subgraph (members, API-key settings) and migrates its schema. */
 export async function createMembershipSubgraph(
   options: KeyStoreSubgraphOptions & { webhooks?: WebhookSettings; documents?: DocumentSettings; documentClassifier?: DocumentClassifier; membership?: MembershipSettings },
-): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext & RegistrationBillingContext & MembershipSettingsContext>> {
+): Promise<Subgraph<KeyStoreContext & WebhookSettingsContext & DocumentContext & MemberBillingContext & RegistrationBillingContext & MembershipSettingsContext & DocumentGrantContext>> {
   const withKeys = withKeyStore(options.keyStore);
   const webhookSettings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const documentSettings = options.documents ?? DEFAULT_DOCUMENT_SETTINGS;
@@ -64,6 +68,8 @@ export async function createMembershipSubgraph(
     documentClassifier,
     // Members' paid periods are invoiced by finance, which member/ does not import.
     memberBilling: periodInvoicing,
+    // A tender's documents are read by the vendors who may bid through grants the marketplace signs.
+    documentGrants: { verify: (grant: string) => verifyTenderDocumentGrant(options.internalSecret, grant) },
     // Places at paid events likewise, through event/registration-billing.ts's port.
     registrationBilling: registrationInvoicing,
   }));

@@ -303,6 +303,8 @@ describe('the member routes', () => {
       '/tenders/{id}/bids': ['get'],
       '/tenders/{id}/award': ['put'],
       '/tenders/{id}/award/cancel': ['post'],
+      '/tenders/{id}/documents': ['get'],
+      '/tenders/{id}/documents/{documentId}': ['get'],
       '/bids/{id}': ['get', 'put'],
       '/bids/{id}/withdraw': ['post'],
       '/bids/{id}/confirm': ['post'],

@@ -311,6 +311,13 @@ describe('the membership REST paths answer as their document says', () => {
     const cancelledAward = String((await call('membership', 'POST', '/tenders', { json: { title: 'Bridge', ...terms, publish: true }, status: 201 })).id);
     const draft = String((await call('membership', 'POST', '/tenders', { json: { title: 'Draft', ...terms }, status: 201 })).id);
     await call('membership', 'GET', '/tenders', { status: 200 });
+    const spec = await platform.request('/api/v1/documents/upload', { method: 'POST', key: liveKey, json: { filename: 'spec.txt', content: Buffer.from('Road specification').toString('base64') } });
+    const specId = String(((await spec.json()) as Json).id);
+    const documented = String((await call('membership', 'POST', '/tenders', { json: { title: 'Documented', ...terms, documents: [specId], publish: true }, status: 201 })).id);
+    expect((await call('membership', 'GET', '/tenders/{id}/documents', { key: vendorKey, params: { id: documented }, status: 200 })).data).toEqual([expect.objectContaining({ id: specId, filename: 'spec.txt' })]);
+    expect(await call('membership', 'GET', '/tenders/{id}/documents/{documentId}', { key: vendorKey, params: { id: documented, documentId: specId }, status: 200 })).toMatchObject({ contentBase64: Buffer.from('Road specification').toString('base64') });
+    await call('membership', 'GET', '/tenders/{id}/documents/{documentId}', { key: vendorKey, params: { id: documented, documentId: vendorId }, status: 404 });
+    await call('membership', 'GET', '/tenders/{id}/documents', { key: await platform.issueKey('contract-outsider', 'live'), params: { id: documented }, status: 403 });
     await call('membership', 'GET', '/tenders/{id}', { params: { id: awarded }, status: 200 });
     await call('membership', 'POST', '/tenders/{id}/publish', { params: { id: draft }, json: {}, status: 200 });
     await call('membership', 'POST', '/tenders/{id}/cancel', { params: { id: draft }, json: { reason: 'Not needed' }, status: 200 });

@@ -8,8 +8,19 @@ import { Tender } from './tender.entity.js';
 import { CancelTenderArgs, CreateTenderArgs, TendersArgs, UpdateTenderArgs } from './tender.inputs.js';
 import { TenderPage } from './tender-page.js';
 import { TenderService } from './tender.service.js';
+import { GRANT_SECONDS, type TenderDocumentGrant } from './tender-document-grant.js';
+import { TenderDocumentFileType } from './tender-document-file.type.js';
+import { TenderDocumentPage } from './tender-document-page.js';
+import { TenderDocumentType } from './tender-document.type.js';
 
 const service = (ctx: SubgraphContext) => new TenderService(ctx.em, ctx.principal);
+
+type Context = SubgraphContext & { tenderDocumentGrants: { sign(grant: TenderDocumentGrant): string } };
+
+/** A grant to read one of the tender's documents (the buyer's account and mode), for this request. */
+function grantFor(ctx: Context, tender: Tender, documentId: string): string {
+  return ctx.tenderDocumentGrants.sign({ tenderId: tender.id, documentId, accountId: tender.accountId, mode: tender.mode, expiresAt: Math.floor(Date.now() / 1000) + GRANT_SECONDS });
+}
 
 @Resolver(() => Tender)
 export class TenderResolver {
@@ -21,6 +32,21 @@ export class TenderResolver {
   @Query(() => Tender, { nullable: true })
   tender(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Tender | null> {
     return service(ctx).find(id);
+  }
+
+  @Query(() => TenderDocumentPage, {
+    description: "A tender's documents, for its buyer and for the vendors who may bid on it (approved; invited, for a selective tender): read through grants, the buyer's other documents stay closed.",
+  })
+  async tenderDocuments(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<TenderDocumentPage> {
+    const { tender, documentIds } = await service(ctx).readableDocuments(id);
+    return { data: documentIds.map((documentId) => ({ grant: grantFor(ctx, tender, documentId) })), hasMore: false, nextCursor: null };
+  }
+
+  @Query(() => TenderDocumentFileType, { nullable: true, description: 'One of the tender\'s documents with its bytes (base64); null when the tender does not list it.' })
+  async tenderDocument(@Arg('id', () => ID) id: string, @Arg('documentId', () => ID) documentId: string, @Ctx() ctx: Context): Promise<TenderDocumentFileType | null> {
+    const { tender, documentIds } = await service(ctx).readableDocuments(id);
+    const listed = documentIds.find((listedId) => listedId.toLowerCase() === documentId.toLowerCase());
+    return listed ? { grant: grantFor(ctx, tender, listed) } : null;
   }
 
   @Mutation(() => Tender, { description: 'Creates a tender as a draft (or published at once with publish: true).' })

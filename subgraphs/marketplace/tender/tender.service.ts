@@ -12,6 +12,8 @@ import { dbNow, dueTenderIds, settleDue, settleLocked } from './tender-clock.js'
 import { AwardCriteria, ProcurementMethod, TenderStatus } from './tender-status.js';
 import { assertTransition } from './tender-transitions.js';
 import { Vendor } from '../vendor/vendor.entity.js';
+import { VendorService } from '../vendor/vendor.service.js';
+import { VendorNotInvitedError } from '../bid/bid.errors.js';
 import { InvalidCriteriaError, InvalidLotsError, InvalidTenderPeriodError, NotTenderBuyerError, TenderNotEditableError, UnknownVendorError } from './tender.errors.js';
 import { Tender } from './tender.entity.js';
 import type { CancelTenderArgs, CreateTenderArgs, LotInput, TendersArgs, UpdateTenderArgs, ValueInput, WeightsInput } from './tender.inputs.js';
@@ -70,6 +72,20 @@ export class TenderService {
     const tender = await this.find(id);
     if (!tender) throw new NotFoundError('tender', id);
     return tender;
+  }
+
+  /**
+   * The tender's document ids, for its buyer and for a vendor that may bid on it (registered,
+   * approved, and invited to a selective tender); anyone else who can see the tender is told why
+   * not (403 vendor_not_registered, vendor_not_approved, vendor_not_invited).
+   */
+  async readableDocuments(id: string): Promise<{ tender: Tender; documentIds: string[] }> {
+    const tender = await this.get(id);
+    if (!this.isBuyer(tender)) {
+      const vendor = await new VendorService(this.em, this.principal).approvedSelf(this.em);
+      if (tender.procurementMethod === ProcurementMethod.SELECTIVE && !tender.invitedVendorIds.includes(vendor.id)) throw new VendorNotInvitedError();
+    }
+    return { tender, documentIds: tender.documentIds };
   }
 
   /**
