@@ -7,7 +7,7 @@ import { withoutCredentialParams } from '../core/logger.js';
 import { sendApiError, type ErrorFormat } from '../rest-bridge/errors.js';
 import { PRINCIPAL_HEADER, signPrincipal } from '../core/principal.js';
 
-const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow'];
+const RELAYED_HEADERS = ['content-type', 'content-disposition', 'allow', 'x-next-cursor'];
 
 /**
  * Relays GET `<mount><path>` to the same path on a subgraph's HTTP routes, with the request's

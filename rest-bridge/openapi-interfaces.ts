@@ -72,7 +72,8 @@ function traceExport(document: OpenApiDocument, { maxHours: MAX_HOURS, defaultHo
   };
   const query = (name: string, schema: SchemaObject, description: string) => ({ name, in: 'query', required: false, schema, description });
   const search = document.paths['/traces']?.get?.parameters ?? [];
-  const filters = search.filter((p) => !['page', 'limit', 'cursor', 'include_hops', 'hours'].includes(String(p.name)));
+  // Every search parameter but the page's own; `cursor` continues an export as it continues a search.
+  const filters = search.filter((p) => !['page', 'limit', 'include_hops', 'hours'].includes(String(p.name)));
   document.paths['/traces/export'] = {
     get: {
       operationId: 'traces_export',
@@ -91,12 +92,19 @@ function traceExport(document: OpenApiDocument, { maxHours: MAX_HOURS, defaultHo
       responses: {
         '200': {
           description: 'The traces, streamed.',
+          headers: {
+            'X-Next-Cursor': { description: 'CSV only: the cursor of the next page, absent on the last.', schema: { type: 'string' } },
+          },
           content: {
             'application/json': {
               schema: {
                 type: 'object',
-                required: ['data'],
-                properties: { data: { type: 'array', items: { $ref: '#/components/schemas/ExportedTrace' } } },
+                required: ['data', 'hasMore', 'nextCursor'],
+                properties: {
+                  data: { type: 'array', items: { $ref: '#/components/schemas/ExportedTrace' } },
+                  hasMore: { type: 'boolean' },
+                  nextCursor: { type: 'string', nullable: true, description: 'Pass as cursor for the next page; null on the last.' },
+                },
               },
             },
             'text/csv': { schema: { type: 'string', description: 'One row per trace, with a header row; hops as JSON text in the last column with include_hops.' } },

@@ -38,7 +38,7 @@ describe('GET /v1/public/traces/export through the edge', () => {
     expect(response.headers.get('content-type')).toMatch(/text\/csv/);
     expect(response.headers.get('x-ratelimit-limit')).toBe('100');
     const rows = (await response.text()).trim().split('\n');
-    expect(rows[0]).toMatch(/^trace_id,measured_at,direction,status,/);
+    expect(rows[0]).toMatch(/^trace_id,measured_at,msm_id,probe_id,af,protocol,direction,status,/);
     expect(rows).toHaveLength(stored + 1);
   });
 

@@ -116,3 +116,38 @@ describe('GET /v1/public/stats', () => {
     expect(body.data.traceStats.total).toBe(14);
   });
 });
+
+describe('GET /v1/public/traces/export', () => {
+  it('writes msm_id, probe_id, af and protocol, and takes the new filters', async () => {
+    const response = await get(`/v1/public/traces/export?format=csv&include_hops=false&${WINDOW}&af=6`);
+    expect(response.status).toBe(200);
+    const [header, ...rows] = (await response.text()).trim().split('\n').map((line) => line.split(','));
+    expect(header.slice(0, 6)).toEqual(['trace_id', 'measured_at', 'msm_id', 'probe_id', 'af', 'protocol']);
+    expect(rows.map((r) => r.slice(2, 6))).toEqual([['5154', '60104', '6', 'UDP'], ['24304870', '1004666', '6', 'UDP']]);
+    expect(rows.every((r) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(r[1]))).toBe(true);
+  });
+
+  it('continues with the cursor through the edge, in JSON and in CSV', async () => {
+    const all = ((await getJson(`/v1/public/traces?${WINDOW}&limit=200`)).data as Json[]).map((t) => t.trace_id);
+    expect(all.length).toBeGreaterThan(20);
+    const json: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const body: Json = await getJson(`/v1/public/traces/export?${WINDOW}&include_hops=false&limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+      json.push(...body.data.map((t: Json) => t.trace_id));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(json).toEqual(all);
+    const csv: string[] = [];
+    do {
+      const response = await get(`/v1/public/traces/export?format=csv&${WINDOW}&include_hops=false&limit=9${cursor ? `&cursor=${cursor}` : ''}`);
+      csv.push(...(await response.text()).trim().split('\n').slice(1).map((line) => line.split(',')[0]));
+      cursor = response.headers.get('x-next-cursor');
+    } while (cursor);
+    expect(csv).toEqual(all);
+  });
+
+  it('refuses a parameter it does not take', async () => {
+    expect(await getJson('/v1/public/traces/export?hop=1.2.3.4', 400)).toMatchObject({ error: 'unknown_parameter', param: 'hop' });
+  });
+});

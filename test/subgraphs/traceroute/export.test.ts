@@ -13,7 +13,7 @@ import { SyntheticTraceGenerator } from '../../../subgraphs/traceroute/ingest/sy
 import { TraceImporter } from '../../../subgraphs/traceroute/ingest/trace-importer.js';
 import { exportCutMidStream } from '../../support/cut-export.js';
 import { createTestDatabase } from '../../support/database.js';
-import { TEST_SECRET } from '../../support/subgraph-harness.js';
+import { principalFor, run, TEST_SECRET } from '../../support/subgraph-harness.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let identityOrm: MikroORM;
@@ -184,5 +184,125 @@ describe('GET /v1/public/traces/export', () => {
     expect(parseCsv(await response.text())).toHaveLength(1);
     const count = await subgraph.orm.em.getConnection().execute('select count(*)::int as n from "traceroute"."trace"');
     expect(count[0].n).toBe(1500);
+  });
+});
+
+describe('the columns, filters and cursor researchers need', () => {
+  const reader = principalFor('reader', 'traceroute');
+  const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+  type Row = Record<string, any>;
+
+  /** The search's answer for the same filters: the trace ids, newest first. */
+  async function searched(filters: Record<string, unknown>): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    const names = Object.keys(filters);
+    const types: Record<string, string> = { msmId: 'Int', probeId: 'Int', af: 'Int', protocol: 'TraceProtocol', hopAsn: 'Int', hopIp: 'String', targetAsn: 'Int', hours: 'Int', direction: 'TraceDirection' };
+    do {
+      const result: any = await run(subgraph, reader, `query(${names.map((n) => `$${n}: ${types[n]}`).join(', ')}, $cursor: String) {
+        traces(${names.map((n) => `${n}: $${n}`).join(', ')}, cursor: $cursor, limit: 200) { data { traceId } nextCursor } }`, { ...filters, cursor });
+      expect(result.errors).toBeUndefined();
+      ids.push(...result.data.traces.data.map((t: Row) => t.traceId));
+      cursor = result.data.traces.nextCursor;
+    } while (cursor);
+    return ids;
+  }
+
+  it('writes msm_id, probe_id, af and protocol in CSV, and every time in one format', async () => {
+    const csv = parseCsv(await (await fetch(`${base}?format=csv&include_hops=false&limit=20`)).text());
+    const [header, ...rows] = csv;
+    expect(header.slice(0, 6)).toEqual(['trace_id', 'measured_at', 'msm_id', 'probe_id', 'af', 'protocol']);
+    const json = ((await (await fetch(`${base}?include_hops=false&limit=20`)).json()) as { data: Row[] }).data;
+    for (const [i, row] of rows.entries()) {
+      const trace = json[i];
+      expect(row.slice(0, 6)).toEqual([trace.trace_id, trace.measured_at, String(trace.msm_id), String(trace.probe_id), String(trace.af), trace.protocol]);
+      expect(trace.measured_at).toMatch(ISO);
+      expect(trace.created_at).toMatch(ISO);
+    }
+    // The same instant as GraphQL's DateTime writes it.
+    const one: any = await run(subgraph, reader, `query($id: ID!) { trace(id: $id) { measuredAt createdAt } }`, { id: json[0].trace_id });
+    expect(JSON.parse(JSON.stringify(one.data.trace))).toEqual({ measuredAt: json[0].measured_at, createdAt: json[0].created_at });
+  });
+
+  it.each([
+    ['msm_id', (t: Row) => ({ msmId: t.msm_id })],
+    ['probe_id', (t: Row) => ({ probeId: t.probe_id })],
+    ['af', () => ({ af: 4 })],
+    ['protocol', () => ({ protocol: 'ICMP' })],
+    ['hop_asn', () => ({ hopAsn: 3356 })],
+    ['target_asn', () => ({ targetAsn: 15169 })],
+  ])('filters by %s as the search does', async (_name, filtersOf) => {
+    const [sample] = ((await (await fetch(`${base}?include_hops=false&limit=1`)).json()) as { data: Row[] }).data;
+    const filters = filtersOf(sample);
+    const rest = Object.entries(filters).map(([k, v]) => `${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}=${v}`).join('&');
+    const exported = ((await (await fetch(`${base}?include_hops=false&limit=10000&hours=48&${rest}`)).json()) as { data: Row[] }).data;
+    const expected = await searched({ ...filters, hours: 48 });
+    expect(expected.length).toBeGreaterThan(0);
+    expect(exported.map((t) => t.trace_id)).toEqual(expected);
+  });
+
+  it('continues past each page with its cursor, in JSON and in CSV, without gaps or repeats', async () => {
+    const all = await searched({ hours: 48 });
+    expect(all).toHaveLength(1500);
+    const json: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const body = (await (await fetch(`${base}?include_hops=false&hours=48&limit=400${cursor ? `&cursor=${cursor}` : ''}`)).json()) as { data: Row[]; hasMore: boolean; nextCursor: string | null };
+      json.push(...body.data.map((t) => t.trace_id));
+      expect(body.hasMore).toBe(body.nextCursor !== null);
+      cursor = body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(4);
+    expect(json).toEqual(all);
+    const csv: string[] = [];
+    cursor = null;
+    do {
+      const response = await fetch(`${base}?format=csv&include_hops=false&hours=48&limit=700${cursor ? `&cursor=${cursor}` : ''}`);
+      csv.push(...parseCsv(await response.text()).slice(1).map((row) => row[0]));
+      cursor = response.headers.get('x-next-cursor');
+    } while (cursor);
+    expect(csv).toEqual(all);
+    // A page that ends exactly at the last trace says there is no more.
+    const exact = (await (await fetch(`${base}?include_hops=false&hours=48&limit=1500`)).json()) as { hasMore: boolean; nextCursor: string | null };
+    expect(exact).toMatchObject({ hasMore: false, nextCursor: null });
+    expect((await fetch(`${base}?format=csv&hours=48&limit=1500`)).headers.get('x-next-cursor')).toBeNull();
+  });
+
+  it('takes the search cursor and gives one the search takes', async () => {
+    const first: any = await run(subgraph, reader, `query { traces(hours: 48, limit: 100) { nextCursor } }`);
+    const exported = (await (await fetch(`${base}?include_hops=false&hours=48&limit=100&cursor=${first.data.traces.nextCursor}`)).json()) as { data: Row[]; nextCursor: string };
+    const all = await searched({ hours: 48 });
+    expect(exported.data.map((t) => t.trace_id)).toEqual(all.slice(100, 200));
+    const next: any = await run(subgraph, reader, `query($c: String) { traces(hours: 48, limit: 100, cursor: $c) { data { traceId } } }`, { c: exported.nextCursor });
+    expect(next.data.traces.data.map((t: Row) => t.traceId)).toEqual(all.slice(200, 300));
+  });
+
+  it.each([
+    ['unknown_parameter', 'hop', 'hop=1.2.3.4'], ['unknown_parameter', 'api_key', 'api_key=x'], ['unknown_parameter', 'page', 'page=2'],
+    ['invalid_parameter', 'limit', 'limit=1&limit=2'], ['invalid_parameter', 'cursor', 'cursor=garbage'], ['invalid_parameter', 'af', 'af=5'],
+    ['invalid_parameter', 'protocol', 'protocol=icmp'], ['invalid_parameter', 'hop_ip', 'hop_ip=router'], ['invalid_parameter', 'msm_id', 'msm_id=-4'],
+  ])('answers 400 %s naming %s', async (code, param, query) => {
+    const response = await fetch(`${base}?${query}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code, param });
+  });
+
+  it('continues past 10,000 traces', async () => {
+    // Six more copies of the 1,500 traces, a second apart: 10,500 in the window.
+    await subgraph.orm.em.getConnection().execute(`insert into "traceroute"."trace" select gen_random_uuid(), t.measured_at - make_interval(secs => k),
+      t.measurement_key || ':copy' || k, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af, t.protocol, t.probe_ip, t.probe_city,
+      t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon, t.target_domain, t.target_ip, t.target_city, t.target_country,
+      t.target_asn, t.target_as_name, t.target_lat, t.target_lon, t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score,
+      t.anomaly, t.hops, t.created_at, t.error, t.stop_reason, t.hop_ips, t.hop_asns
+      from "traceroute"."trace" t cross join generate_series(1, 6) k`);
+    const first = (await (await fetch(`${base}?include_hops=false&hours=49&limit=10000`)).json()) as { data: Row[]; hasMore: boolean; nextCursor: string };
+    expect(first).toMatchObject({ hasMore: true });
+    expect(first.data).toHaveLength(10_000);
+    const rest = (await (await fetch(`${base}?include_hops=false&hours=49&limit=10000&cursor=${first.nextCursor}`)).json()) as { data: Row[]; hasMore: boolean };
+    expect(rest).toMatchObject({ hasMore: false });
+    expect(rest.data).toHaveLength(500);
+    expect(new Set([...first.data, ...rest.data].map((t) => t.trace_id)).size).toBe(10_500);
   });
 });
