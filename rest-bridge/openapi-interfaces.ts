@@ -91,10 +91,7 @@ function traceExport(document: OpenApiDocument, { maxHours: MAX_HOURS, defaultHo
       ],
       responses: {
         '200': {
-          description: 'The traces, streamed.',
-          headers: {
-            'X-Next-Cursor': { description: 'CSV only: the cursor of the next page, absent on the last.', schema: { type: 'string' } },
-          },
+          description: 'The traces, streamed. A CSV answer names the next page\'s cursor in the X-Next-Cursor header (absent on the last page).',
           content: {
             'application/json': {
               schema: {

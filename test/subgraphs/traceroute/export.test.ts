@@ -259,7 +259,7 @@ describe('the columns, filters and cursor researchers need', () => {
     const csv: string[] = [];
     cursor = null;
     do {
-      const response = await fetch(`${base}?format=csv&include_hops=false&hours=48&limit=700${cursor ? `&cursor=${cursor}` : ''}`);
+      const response: Response = await fetch(`${base}?format=csv&include_hops=false&hours=48&limit=700${cursor ? `&cursor=${cursor}` : ''}`);
       csv.push(...parseCsv(await response.text()).slice(1).map((row) => row[0]));
       cursor = response.headers.get('x-next-cursor');
     } while (cursor);
