@@ -10,6 +10,7 @@ import { loadInferenceConfig } from '../subgraphs/inference/config/load-inferenc
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ClassificationSettings } from '../subgraphs/membership/document-classification/classification-settings.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../subgraphs/membership/member/membership-settings.js';
+import { DEFAULT_OCDS_SETTINGS, type OcdsSettings } from '../subgraphs/marketplace/tender/ocds-settings.js';
 import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS } from '../subgraphs/traceroute/trace/trace-limits.js';
 
 /** The traceroute export's bounds, the subgraph's own, handed to the edge for its OpenAPI document. */
@@ -75,6 +76,8 @@ export interface PlatformConfig {
   jsonMaxDepth: number;
   /** Outbound chat webhooks: private targets allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS=true, development and tests only) and the per-attempt timeout. */
   webhooks: { allowPrivateTargets: boolean; timeoutMs: number };
+  /** Tenders as OCDS: the ocid prefix and the publisher's name (subgraphs/marketplace/tender/ocds-settings.ts). */
+  ocds: OcdsSettings;
   /** The membership lifecycle: the renewal reminder lead time (subgraphs/membership/member/membership-settings.ts). */
   membership: MembershipSettings;
   /** Documents: upload cap, duplicates, trash retention and the processing workers (subgraphs/membership/document/document-settings.ts). */
@@ -90,6 +93,12 @@ function dashboardPathFromEnv(env: NodeJS.ProcessEnv): string {
   if (!raw) return DEFAULT_DASHBOARD_SETTINGS.path;
   if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(raw)) throw new Error(`DASHBOARD_PATH must be a path such as /dashboard (no trailing slash), got "${raw}"`);
   return raw;
+}
+
+function ocdsFromEnv(env: NodeJS.ProcessEnv): OcdsSettings {
+  const ocidPrefix = env.OCDS_OCID_PREFIX || DEFAULT_OCDS_SETTINGS.ocidPrefix;
+  if (!/^ocds-[a-z0-9]{6}$/.test(ocidPrefix)) throw new Error(`OCDS_OCID_PREFIX must be "ocds-" and six lower-case letters or digits (a prefix registered with the Open Contracting Partnership), got "${ocidPrefix}"`);
+  return { ocidPrefix, publisherName: env.OCDS_PUBLISHER_NAME || DEFAULT_OCDS_SETTINGS.publisherName };
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -237,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeoutMs: countFromEnv(env, 'WEBHOOK_TIMEOUT_MS', 10000),
     },
+    ocds: ocdsFromEnv(env),
     membership: {
       renewalReminderDays: atMost(countFromEnv(env, 'MEMBER_RENEWAL_REMINDER_DAYS', DEFAULT_MEMBERSHIP_SETTINGS.renewalReminderDays, 0), 366, 'MEMBER_RENEWAL_REMINDER_DAYS'),
     },

@@ -9,7 +9,7 @@ import type { PlatformConfig, SubgraphName } from './config.js';
 /** How to build each subgraph; the membership and traceroute ones also use the edge's key store. */
 export const SUBGRAPH_FACTORIES: Record<
   SubgraphName,
-  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; documentClassifier?: DocumentClassifier; inferenceConfig?: PlatformConfig['inference']; jsonMaxDepth?: number; membership?: PlatformConfig['membership'] }) => Promise<Subgraph>
+  (options: KeyStoreSubgraphOptions & { webhooks?: PlatformConfig['webhooks']; documents?: PlatformConfig['documents']; documentClassifier?: DocumentClassifier; inferenceConfig?: PlatformConfig['inference']; jsonMaxDepth?: number; membership?: PlatformConfig['membership']; ocds?: PlatformConfig['ocds'] }) => Promise<Subgraph>
 > = {
   membership: async (options) => (await import('../subgraphs/membership/index.js')).createMembershipSubgraph(options) as Promise<Subgraph>,
   marketplace: async (options) => (await import('../subgraphs/marketplace/index.js')).createMarketplaceSubgraph(options),

@@ -46,6 +46,7 @@ export async function startSubgraphService(
     inferenceConfig: name === 'inference' ? inferenceConfigOf(config) : undefined,
     jsonMaxDepth: config.jsonMaxDepth,
     membership: config.membership,
+    ocds: config.ocds,
   });
   // Chat webhooks leave from the membership service; every instance polls the shared outbox.
   const webhookWorker = membership ? new membership.ChatWebhookWorker(subgraph.orm, { settings: config.webhooks, logger: child }) : undefined;

@@ -106,6 +106,7 @@ export const membershipRoutes: BridgeRoutes = {
   'Mutation.updateEvent': { method: 'PUT', path: '/events/:id' },
   'Query.tenderDocuments': { method: 'GET', path: '/tenders/:id/documents' },
   'Query.tenderDocument': { method: 'GET', path: '/tenders/:id/documents/:documentId', resource: 'tender document' },
+  'Query.tenderReleasePackage': { method: 'GET', path: '/tenders/:id/ocds', resource: 'tender' },
   'Mutation.cancelRegistration': { method: 'POST', path: '/events/:id/attendees/:attendeeId/cancel' },
   'Mutation.createChatChannel': { method: 'POST', path: '/chat/channels', responseStatus: 201 },
   'Query.chatChannel': { method: 'GET', path: '/chat/channels/:id', resource: 'chat channel' },

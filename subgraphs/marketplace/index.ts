@@ -12,6 +12,7 @@ import { TenderResolver } from './tender/tender.resolver.js';
 import { vendorReference } from './vendor/vendor.reference.js';
 import { VendorResolver } from './vendor/vendor.resolver.js';
 import { signTenderDocumentGrant, type TenderDocumentGrant } from './tender/tender-document-grant.js';
+import { DEFAULT_OCDS_SETTINGS, type OcdsSettings } from './tender/ocds-settings.js';
 import { JobApplicationResolver } from './application/job-application.resolver.js';
 import { jobApplicationReference } from './application/job-application.reference.js';
 import { JobMatchResolver } from './match/job-match.resolver.js';
@@ -30,9 +31,11 @@ export const marketplaceParts: SubgraphParts = {
 };
 
 /** Builds the marketplace subgraph (job postings and applications; tenders, vendors, sealed bids and awards) and migrates its schema. */
-export function createMarketplaceSubgraph(options: SubgraphOptions): Promise<Subgraph> {
+export function createMarketplaceSubgraph(options: SubgraphOptions & { ocds?: OcdsSettings }): Promise<Subgraph> {
+  const ocdsSettings = options.ocds ?? DEFAULT_OCDS_SETTINGS;
   return createSubgraph(marketplaceParts, options, (base) => ({
     ...base,
+    ocdsSettings,
     // Vendors read a tender's documents through grants the membership subgraph checks with the same secret.
     tenderDocumentGrants: { sign: (grant: TenderDocumentGrant) => signTenderDocumentGrant(options.internalSecret, grant) },
   }));

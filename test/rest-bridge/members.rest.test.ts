@@ -304,6 +304,7 @@ describe('the member routes', () => {
       '/tenders/{id}/award': ['put'],
       '/tenders/{id}/award/cancel': ['post'],
       '/tenders/{id}/documents': ['get'],
+      '/tenders/{id}/ocds': ['get'],
       '/tenders/{id}/documents/{documentId}': ['get'],
       '/bids/{id}': ['get', 'put'],
       '/bids/{id}/withdraw': ['post'],

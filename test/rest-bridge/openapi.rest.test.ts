@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -7,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customScalarSchemas } from '../../rest-bridge/openapi.js';
 import { migrate, openOrm } from '../../core/orm.js';
 import { sharedIpEnricher } from '../../subgraphs/traceroute/enrichment/ip-enricher.js';
+import { readTextRecords } from '../../subgraphs/traceroute/ingest/record-reader.js';
 import { SyntheticTraceGenerator } from '../../subgraphs/traceroute/ingest/synthetic-generator.js';
 import { TraceImporter } from '../../subgraphs/traceroute/ingest/trace-importer.js';
 import { tracerouteOrmOptions } from '../../subgraphs/traceroute/mikro-orm.config.js';
@@ -318,6 +321,8 @@ describe('the membership REST paths answer as their document says', () => {
     expect(await call('membership', 'GET', '/tenders/{id}/documents/{documentId}', { key: vendorKey, params: { id: documented, documentId: specId }, status: 200 })).toMatchObject({ contentBase64: Buffer.from('Road specification').toString('base64') });
     await call('membership', 'GET', '/tenders/{id}/documents/{documentId}', { key: vendorKey, params: { id: documented, documentId: vendorId }, status: 404 });
     await call('membership', 'GET', '/tenders/{id}/documents', { key: await platform.issueKey('contract-outsider', 'live'), params: { id: documented }, status: 403 });
+    expect(await call('membership', 'GET', '/tenders/{id}/ocds', { key: vendorKey, params: { id: documented }, status: 200 })).toMatchObject({ version: '1.1', releases: [expect.objectContaining({ initiationType: 'tender' })] });
+    await call('membership', 'GET', '/tenders/{id}/ocds', { key: vendorKey, params: { id: draft }, status: 404 });
     await call('membership', 'GET', '/tenders/{id}', { params: { id: awarded }, status: 200 });
     await call('membership', 'POST', '/tenders/{id}/publish', { params: { id: draft }, json: {}, status: 200 });
     await call('membership', 'POST', '/tenders/{id}/cancel', { params: { id: draft }, json: { reason: 'Not needed' }, status: 200 });
@@ -500,6 +505,13 @@ describe('the traceroute REST paths answer as their document says, in snake_case
     await call('traceroute', 'GET', '/traces/{id}', { params: { id: '00000000-0000-7000-8000-000000000000' }, status: 404 });
     await call('traceroute', 'GET', '/traces', { query: 'limit=abc', status: 400 });
     await call('traceroute', 'GET', '/stats', { query: 'hours=720', status: 200 });
+    // A generated trace has no source record; an imported one has.
+    await call('traceroute', 'GET', '/traces/{id}/raw', { params: { id: String(traces[0].trace_id) }, status: 404 });
+    const record = readFileSync(path.resolve(import.meta.dirname, '../fixtures/traceroute/ripe-atlas-quirks.jsonl'), 'utf8').split('\n')[0];
+    await new TraceImporter(orm.em.fork(), await sharedIpEnricher()).run(readTextRecords(record));
+    const imported = await call('traceroute', 'GET', '/traces', { query: 'msm_id=5004&since=2013-04-01T00:00:00Z&until=2013-04-02T00:00:00Z', status: 200 });
+    const raw = await call('traceroute', 'GET', '/traces/{id}/raw', { params: { id: String((imported.data as Json[])[0].trace_id) }, status: 200 });
+    expect(raw.record).toBe(record);
   });
 
   it('the export, streamed by its own handler, as the document describes it', async () => {

@@ -8,6 +8,9 @@ import { Tender } from './tender.entity.js';
 import { CancelTenderArgs, CreateTenderArgs, TendersArgs, UpdateTenderArgs } from './tender.inputs.js';
 import { TenderPage } from './tender-page.js';
 import { TenderService } from './tender.service.js';
+import { JSONObjectResolver } from 'graphql-scalars';
+import { DEFAULT_OCDS_SETTINGS, type OcdsSettingsContext } from './ocds-settings.js';
+import { tenderReleasePackage } from './tender-ocds.js';
 import { GRANT_SECONDS, type TenderDocumentGrant } from './tender-document-grant.js';
 import { TenderDocumentFileType } from './tender-document-file.type.js';
 import { TenderDocumentPage } from './tender-document-page.js';
@@ -47,6 +50,15 @@ export class TenderResolver {
     const { tender, documentIds } = await service(ctx).readableDocuments(id);
     const listed = documentIds.find((listedId) => listedId.toLowerCase() === documentId.toLowerCase());
     return listed ? { grant: grantFor(ctx, tender, listed) } : null;
+  }
+
+  @Query(() => JSONObjectResolver, {
+    nullable: true,
+    description: 'The tender as an OCDS 1.1 release package (one release: the tender now, its parties, awards and contracts), for anyone who may see the tender; null otherwise.',
+  })
+  async tenderReleasePackage(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext & OcdsSettingsContext): Promise<Record<string, unknown> | null> {
+    const tender = await service(ctx).find(id);
+    return tender ? tenderReleasePackage(ctx.em, ctx.principal, tender, ctx.ocdsSettings ?? DEFAULT_OCDS_SETTINGS) : null;
   }
 
   @Mutation(() => Tender, { description: 'Creates a tender as a draft (or published at once with publish: true).' })
