@@ -9,6 +9,8 @@ import type { BridgeRoutes } from './bridge-routes.js';
 export const tracerouteRoutes: BridgeRoutes = {
   'Query.traces': { method: 'GET', path: '/traces' },
   'Query.trace': { method: 'GET', path: '/traces/:id', resource: 'trace' },
+  // The record as imported, in an envelope: `record` is its JSON text byte for byte.
+  'Query.traceRecord': { method: 'GET', path: '/traces/:id/raw', resource: 'trace' },
   'Query.traceStats': { method: 'GET', path: '/stats' },
 };
 

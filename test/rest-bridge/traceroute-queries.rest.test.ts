@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 
@@ -149,5 +150,31 @@ describe('GET /v1/public/traces/export', () => {
 
   it('refuses a parameter it does not take', async () => {
     expect(await getJson('/v1/public/traces/export?hop=1.2.3.4', 400)).toMatchObject({ error: 'unknown_parameter', param: 'hop' });
+  });
+});
+
+describe('GET /v1/public/traces/{trace_id}/raw', () => {
+  it('answers the record exactly as it was imported, and so does traceRecord over GraphQL', async () => {
+    const [line] = (await readFile(`${DATA}/ripe-atlas-quirks.jsonl`, 'utf8')).split('\n');
+    const [trace] = (await getJson(`/v1/public/traces?${WINDOW}&msm_id=5004&probe_id=853`)).data as Json[];
+    const body = await getJson(`/v1/public/traces/${trace.trace_id}/raw`);
+    expect(body).toEqual({ trace_id: trace.trace_id, source: 'ripe_atlas', record: line });
+    const graph = await graphql('query($id: ID!) { traceRecord(id: $id) { traceId source record } }', { id: trace.trace_id });
+    expect(graph.data.traceRecord).toEqual({ traceId: trace.trace_id, source: 'ripe_atlas', record: line });
+  });
+
+  it('answers 404 not_found for an unknown trace, and for one whose record was not kept with a message that says so', async () => {
+    expect(await getJson('/v1/public/traces/0190f000-0000-7000-8000-000000000000/raw', 404)).toMatchObject({ error: 'not_found' });
+    expect(await getJson('/v1/public/traces/nope/raw', 404)).toMatchObject({ error: 'not_found' });
+    const [older] = (await getJson(`/v1/public/traces?${WINDOW}&msm_id=5006`)).data as Json[];
+    const client = new pg.Client({ connectionString: platform.databaseUrl });
+    await client.connect();
+    try {
+      await client.query('update traceroute.trace set source_record = null where id = $1', [older.trace_id]);
+    } finally {
+      await client.end();
+    }
+    const refused = await getJson(`/v1/public/traces/${older.trace_id}/raw`, 404);
+    expect(refused).toMatchObject({ error: 'not_found', message: expect.stringMatching(/imported before source records were kept/) });
   });
 });

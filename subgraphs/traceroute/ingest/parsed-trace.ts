@@ -64,6 +64,8 @@ export interface ParsedTrace {
   error: string | null;
   /** Why the trace stopped: scamper's stop_reason, or what a RIPE Atlas result shows. */
   stopReason: TraceStopReason;
+  /** The record exactly as the imported file has it; null for generated traces. */
+  sourceRecord?: string | null;
 }
 
 /** A reply with every optional field empty, for the parsers to fill in. */

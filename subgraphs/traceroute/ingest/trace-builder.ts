@@ -52,6 +52,7 @@ export interface TraceRow {
   stop_reason: TraceStopReason;
   hop_ips: string[];
   hop_asns: number[];
+  source_record: string | null;
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
@@ -219,5 +220,6 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     error: cut(parsed.error, 500),
     stop_reason: parsed.stopReason,
     ...passedThrough(hops),
+    source_record: parsed.sourceRecord ?? null,
   };
 }

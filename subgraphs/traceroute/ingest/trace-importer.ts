@@ -57,7 +57,7 @@ export class TraceImporter {
         }
         try {
           const trace = parseRecord(record.value, context);
-          if (trace) yield { position: record.position, trace };
+          if (trace) yield { position: record.position, trace: { ...trace, sourceRecord: record.text } };
         } catch (error) {
           if (!(error instanceof RecordRejection)) throw error;
           report.skipped.push({ position: record.position, reason: error.message });

@@ -212,6 +212,10 @@ export class Trace {
   @Property({ type: new ArrayType<number>((i) => Number(i)), columnType: 'int[]' })
   hopAsns!: number[];
 
+  /** The record as the imported file has it (GraphQL: traceRecord); null for generated traces and those imported before it was kept. */
+  @Property({ type: 'text', nullable: true, lazy: true })
+  sourceRecord?: string | null;
+
   /** Null in a search without include_hops: the column is then not read at all. */
   @Field(() => [HopType], { nullable: true, description: 'Hop details; in searches only with includeHops.' })
   @Property({ type: 'json', lazy: true })

@@ -5,6 +5,7 @@ import { TraceImportReportType } from './import-report.type.js';
 import { Trace } from './trace.entity.js';
 import { TracesArgs, TraceStatsArgs } from './trace.inputs.js';
 import { TracePage } from './trace-page.js';
+import { TraceRecordType } from './trace-record.type.js';
 import { TraceService } from './trace.service.js';
 import { TraceStatsType } from './trace-stats.type.js';
 
@@ -20,6 +21,14 @@ export class TraceResolver {
   @Query(() => Trace, { nullable: true, description: 'One trace with its hops; null for an unknown or malformed id.' })
   trace(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<Trace | null> {
     return service(ctx).find(id);
+  }
+
+  @Query(() => TraceRecordType, {
+    nullable: true,
+    description: "A trace's measurement record exactly as it was imported (RIPE Atlas result or scamper trace, as JSON text); null for an unknown id, NOT_FOUND (record_not_kept) for a trace that has none.",
+  })
+  traceRecord(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<TraceRecordType | null> {
+    return service(ctx).record(id);
   }
 
   @Query(() => TraceStatsType, { description: 'Counts by direction and status, anomaly distribution, top ASNs and cities, traces per hour.' })

@@ -7,6 +7,9 @@ import { readTextRecords } from '../ingest/record-reader.js';
 import { TraceImporter, type ImportReport } from '../ingest/trace-importer.js';
 import { timeOfUuidV7 } from '../../shared/uuid-v7.js';
 import { Trace } from './trace.entity.js';
+import { SourceRecordNotKeptError } from './trace.errors.js';
+import type { TraceRecordType } from './trace-record.type.js';
+import { TraceSource } from './trace-source.js';
 import { traceFilter } from './trace-filter.js';
 import { DEFAULT_SEARCH_HOURS, DEFAULT_STATS_HOURS, DEFAULT_TRACE_PAGE_SIZE, MAX_OFFSET } from './trace-limits.js';
 import type { TracesArgs, TraceStatsArgs } from './trace.inputs.js';
@@ -144,6 +147,24 @@ export class TraceService {
     );
     const byId = new Map(rows.map((row) => [String(row.id), traceFromRow(row)]));
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+  }
+
+  /**
+   * The source record of a trace, exactly as imported; null for an unknown id, and a refusal
+   * (SourceRecordNotKeptError) for a trace without one.
+   */
+  async record(id: string): Promise<TraceRecordType | null> {
+    if (!UUID.test(id)) return null;
+    // A UUIDv7 names its measurement time, so the lookup reaches one partition (as findMany's).
+    const at = timeOfUuidV7(id);
+    if (at && at.getUTCFullYear() > 9999) return null;
+    const [row] = await this.execute(
+      `select t.id, t.source, t.source_record from "traceroute"."trace" t where t.id = ?${at ? ' and t.measured_at = ?' : ''}`,
+      [id.toLowerCase(), ...(at ? [at] : [])],
+    );
+    if (!row) return null;
+    if (row.source_record === null) throw new SourceRecordNotKeptError(String(row.id), row.source === TraceSource.SYNTHETIC);
+    return { traceId: String(row.id), source: String(row.source), record: String(row.source_record) };
   }
 
   /** Counts over the traces the search's filters find in a window of measurement time (default the last 24 hours). */
