@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Mode } from '../../../core/principal.js';
 import { UUID } from '../../shared/pagination.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ZeroShotSettings } from './classification-settings.js';
+import { DEFAULT_CATEGORY_RULES } from './default-categories.js';
 import { DocumentCategory, normalizeCategoryName } from './document-category.entity.js';
 import { DocumentCategoryRule } from './document-category-rule.entity.js';
 import { DocumentCategoryState } from './document-category-state.entity.js';
@@ -16,8 +17,8 @@ import { zeroShotChoice } from './zero-shot.js';
 
 export { DocumentCategory } from './document-category.entity.js';
 
-/** The categories a new account starts with (made on its first use of documents). */
-export const DEFAULT_DOCUMENT_CATEGORIES = ['invoice', 'receipt', 'contract', 'resume', 'identity document', 'letter', 'report', 'other'] as const;
+/** The categories a new account starts with (made on its first use of documents), with their default rules. */
+export const DEFAULT_DOCUMENT_CATEGORIES = Object.keys(DEFAULT_CATEGORY_RULES);
 export const MAX_CATEGORIES = 100;
 const RUNNERS_UP = 3;
 
@@ -51,6 +52,7 @@ export interface CategoryInput {
 const TABLE = {
   state: '"membership"."document_category_state"',
   category: '"membership"."document_category"',
+  rule: '"membership"."document_category_rule"',
 };
 
 /**
@@ -245,22 +247,30 @@ export class DocumentClassificationService {
   }
 
   /**
-   * Makes the default categories once per scope. One statement both claims the scope (its state
-   * row) and inserts the defaults, so concurrent first uses make them once, and an account that
-   * deleted them does not get them back.
+   * Makes the default categories and their rules once per scope. One statement claims the scope
+   * (its state row) and inserts the defaults, so concurrent first uses make them once, and an
+   * account that deleted them does not get them back.
    */
   private async seed(em: EntityManager, scope: ClassificationScope): Promise<void> {
     if (scope.mode !== 'live' && scope.mode !== 'test') throw new InvalidDocumentCategoryError('mode', `Unknown mode "${scope.mode}"`);
     const seeded = await em.count(DocumentCategoryState, { accountId: scope.accountId, mode: scope.mode as Mode });
     if (seeded) return;
+    const rules = Object.entries(DEFAULT_CATEGORY_RULES).flatMap(([category, list]) =>
+      list.map((rule, position) => ({ category, position, kind: rule.kind, pattern: rule.pattern, case_sensitive: rule.caseSensitive ?? false })),
+    );
     await em.execute(
       `with claimed as (
          insert into ${TABLE.state} ("account_id", "mode", "version", "seeded_at") values (?, ?, 1, now()) on conflict do nothing returning "account_id", "mode"
+       ), made as (
+         insert into ${TABLE.category} ("id", "account_id", "mode", "name", "normalized_name", "created_at", "updated_at")
+         select gen_random_uuid(), claimed."account_id", claimed."mode", d.name, d.name, now() + d.ord * interval '1 microsecond', now()
+         from claimed cross join unnest(string_to_array(?, '|')) with ordinality as d(name, ord)
+         returning "id", "account_id", "mode", "name"
        )
-       insert into ${TABLE.category} ("id", "account_id", "mode", "name", "normalized_name", "created_at", "updated_at")
-       select gen_random_uuid(), claimed."account_id", claimed."mode", d.name, d.name, now() + d.ord * interval '1 microsecond', now()
-       from claimed cross join unnest(string_to_array(?, '|')) with ordinality as d(name, ord)`,
-      [scope.accountId, scope.mode, DEFAULT_DOCUMENT_CATEGORIES.join('|')],
+       insert into ${TABLE.rule} ("id", "account_id", "mode", "category_id", "position", "kind", "pattern", "case_sensitive", "threshold")
+       select gen_random_uuid(), made."account_id", made."mode", made."id", r.position, r.kind, r.pattern, r.case_sensitive, null
+       from made join jsonb_to_recordset(?::jsonb) as r(category text, position int, kind text, pattern text, case_sensitive boolean) on r.category = made."name"`,
+      [scope.accountId, scope.mode, DEFAULT_DOCUMENT_CATEGORIES.join('|'), JSON.stringify(rules)],
     );
   }
 }

@@ -53,7 +53,9 @@ describe('document categories over REST', () => {
     const key = await freshKey();
     const list = await body<CategoryBody[]>(await platform.request('/api/v1/documents/categories', { key }), 200);
     expect(list.map((c) => c.name)).toEqual(['invoice', 'receipt', 'contract', 'resume', 'identity document', 'letter', 'report', 'other']);
-    expect(list[0]).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'invoice', livemode: false, createdAt: expect.any(String), updatedAt: expect.any(String), rules: [] });
+    expect(list[0]).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'invoice', livemode: false, createdAt: expect.any(String), updatedAt: expect.any(String), rules: expect.any(Array) });
+    expect(list[0].rules[0]).toEqual({ id: expect.any(String), kind: 'ANY', pattern: 'invoice rechnung facture factura fattura', caseSensitive: false, threshold: null });
+    expect(list.find((c) => c.name === 'other')!.rules).toEqual([]);
   });
 
   it('POST creates (201) with its rules shown whole; GET /{id}, PUT and DELETE follow', async () => {

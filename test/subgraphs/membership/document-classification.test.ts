@@ -25,6 +25,13 @@ afterAll(async () => {
 
 const em = () => orm.em.fork();
 const newScope = (mode: 'live' | 'test' = 'test') => ({ accountId: randomUUID(), mode });
+
+/** A new scope whose default categories have no rules: what a test of another layer (or of one rule) needs. */
+async function bareScope(): Promise<ReturnType<typeof newScope>> {
+  const scope = newScope();
+  for (const category of await service.categories(em(), scope)) await service.updateCategory(em(), scope, category.id, { rules: [] });
+  return scope;
+}
 const doc = (text: string, title: string | null = null, filename = 'scan.pdf') => ({ text, title, filename });
 
 async function rejection(promise: Promise<unknown>): Promise<{ code: string; reason?: string; param?: string; message: string }> {
@@ -109,7 +116,7 @@ describe('categories', () => {
     expect(deleted.name).toBe('Tax');
     expect(await service.categoriesVersion(em(), scope)).toBe(v2 + 2);
     expect((await service.categories(em(), scope)).map((c) => c.name)).not.toContain('Tax');
-    const [{ n }] = await em().execute('select count(*)::int as n from "membership"."document_category_rule" where "account_id" = ?', [scope.accountId]);
+    const [{ n }] = await em().execute('select count(*)::int as n from "membership"."document_category_rule" where "category_id" = ?', [created.id]);
     expect(n).toBe(0);
   });
 
@@ -164,7 +171,7 @@ describe('rules decide first', () => {
   async function withRules(rules: Record<string, { kind: DocumentRuleKind; pattern: string; caseSensitive?: boolean; threshold?: number }[]>) {
     const scope = newScope();
     for (const category of await service.categories(em(), scope)) {
-      if (rules[category.name]) await service.updateCategory(em(), scope, category.id, { rules: rules[category.name] });
+      await service.updateCategory(em(), scope, category.id, { rules: rules[category.name] ?? [] });
     }
     return scope;
   }
@@ -221,7 +228,7 @@ describe('rules decide first', () => {
 
 describe('the classifier trained on the account\'s documents', () => {
   it('learns a generated corpus, records held-out accuracy, and decides when confident', async () => {
-    const scope = newScope();
+    const scope = await bareScope();
     const examples = corpus(10, 42);
     const trained = await service.train(em(), scope, examples);
     expect(trained.trainedOn).toBe(80);
@@ -249,7 +256,7 @@ describe('the classifier trained on the account\'s documents', () => {
   });
 
   it('retraining after a correction changes the outcome', async () => {
-    const scope = newScope();
+    const scope = await bareScope();
     const examples = corpus(10, 3);
     await service.train(em(), scope, examples);
     const ambiguous = 'invoice amount due payment glacier zebra quantum nebula';
@@ -264,7 +271,7 @@ describe('the classifier trained on the account\'s documents', () => {
   });
 
   it('leaves below-threshold predictions to the next layer, naming them as runners-up', async () => {
-    const scope = newScope();
+    const scope = await bareScope();
     await service.train(em(), scope, corpus(10, 5));
     const unsure = new DocumentClassificationService({ classifierThreshold: 0.999999 });
     const result = await unsure.classify(em(), scope, doc('invoice receipt paid amount'));
@@ -275,7 +282,7 @@ describe('the classifier trained on the account\'s documents', () => {
   });
 
   it('needs two categories: otherwise no model, and accuracy is null when too few are held out', async () => {
-    const scope = newScope();
+    const scope = await bareScope();
     expect(await service.train(em(), scope, corpus(10, 1).filter((e) => e.category === 'invoice'))).toEqual({ accuracy: null, trainedOn: 0, heldOut: 0 });
     expect(await service.classifierStatus(em(), scope)).toBeNull();
     const few = await service.train(em(), scope, corpus(2, 1).filter((e) => ['invoice', 'receipt'].includes(e.category)));
@@ -286,7 +293,7 @@ describe('the classifier trained on the account\'s documents', () => {
   });
 
   it('ignores predictions of a category deleted after training', async () => {
-    const scope = newScope();
+    const scope = await bareScope();
     await service.train(em(), scope, corpus(10, 9));
     const other = (await service.categories(em(), scope)).find((c) => c.name === 'other')!;
     await service.deleteCategory(em(), scope, other.id);
