@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import Ajv04 from 'ajv-draft-04';
+import ajvDraft04Module from 'ajv-draft-04';
+import type { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
 import { body, tenderKit, type TenderBody } from './tenders-support.js';
 
-// ajv-formats is CommonJS with `exports.default`: under NodeNext its default import is the module.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv04) => Ajv04;
+// ajv-draft-04 and ajv-formats are CommonJS with `exports.default`: under NodeNext their default import is the module.
+const Ajv04 = ((ajvDraft04Module as unknown as { default?: unknown }).default ?? ajvDraft04Module) as new (options: object) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
 const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../fixtures/ocds/${name}`, import.meta.url)), 'utf8');
 /** The codes of one of OCDS's open codelists, from its CSV (the closed ones are enums in the schema). */
