@@ -139,8 +139,8 @@ membershipExpanded.push('TenderPage.data', 'Tender.lots', 'Tender.awards', 'Vend
 // A tender's documents are shown whole.
 membershipExpanded.push('TenderDocumentPage.data');
 
-// Document categories: their rules are shown whole.
-membershipExpanded.push('DocumentCategory.rules');
+// Document categories: page items and their rules are shown whole.
+membershipExpanded.push('DocumentCategoryPage.data', 'DocumentCategory.rules');
 
 /**
  * Fields left out of the REST representations: a member's job postings live in another subgraph,

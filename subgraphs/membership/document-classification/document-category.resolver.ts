@@ -2,7 +2,8 @@ import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } fr
 import type { SubgraphContext } from '../../shared/context.js';
 import { DocumentCategory } from './document-category.entity.js';
 import { DocumentCategoryRule } from './document-category-rule.entity.js';
-import { CreateDocumentCategoryArgs, UpdateDocumentCategoryArgs } from './document-classification.inputs.js';
+import { CreateDocumentCategoryArgs, DocumentCategoriesArgs, UpdateDocumentCategoryArgs } from './document-classification.inputs.js';
+import { DocumentCategoryPage } from './document-category-page.js';
 import { DocumentClassificationService } from './document-classification.service.js';
 import { DocumentCategoryNotFoundError } from './document-classification.errors.js';
 
@@ -12,9 +13,9 @@ const scopeOf = (ctx: SubgraphContext) => ({ accountId: ctx.principal.accountId,
 
 @Resolver(() => DocumentCategory)
 export class DocumentCategoryResolver {
-  @Query(() => [DocumentCategory], { description: "The account's document categories with their rules, oldest first (the defaults are made on first use)." })
-  documentCategories(@Ctx() ctx: SubgraphContext): Promise<DocumentCategory[]> {
-    return service.categories(ctx.em, scopeOf(ctx));
+  @Query(() => DocumentCategoryPage, { description: "The account's document categories with their rules, oldest first (the defaults are made on first use), a page at a time like every list." })
+  documentCategories(@Args(() => DocumentCategoriesArgs) args: DocumentCategoriesArgs, @Ctx() ctx: SubgraphContext): Promise<DocumentCategoryPage> {
+    return service.pageCategories(ctx.em, scopeOf(ctx), args);
   }
 
   @Query(() => DocumentCategory, { nullable: true })

@@ -1,5 +1,6 @@
 import { ArrayMaxSize, IsOptional, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { ArgsType, Field, Float, ID, InputType } from '../../shared/type-graphql.js';
+import { PageArgs } from '../../shared/page.args.js';
 import { DocumentRuleKind } from './document-rule-kind.js';
 
 export const MAX_RULES_PER_CATEGORY = 20;
@@ -55,3 +56,6 @@ export class UpdateDocumentCategoryArgs {
   @ValidateNested({ each: true })
   rules?: DocumentCategoryRuleInput[] | null;
 }
+
+@ArgsType()
+export class DocumentCategoriesArgs extends PageArgs {}

@@ -2,7 +2,8 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Mode } from '../../../core/principal.js';
-import { UUID } from '../../shared/pagination.js';
+import { cursorParts, encodeCursor } from '../../shared/cursor.js';
+import { DEFAULT_PAGE_SIZE, InvalidCursorError, UUID, type Page } from '../../shared/pagination.js';
 import { DEFAULT_CLASSIFICATION_SETTINGS, type ZeroShotSettings } from './classification-settings.js';
 import { DEFAULT_CATEGORY_RULES } from './default-categories.js';
 import { DocumentCategory, normalizeCategoryName } from './document-category.entity.js';
@@ -75,6 +76,29 @@ export class DocumentClassificationService {
   async categories(em: EntityManager, scope: ClassificationScope): Promise<DocumentCategory[]> {
     await this.seed(em, scope);
     return em.find(DocumentCategory, { accountId: scope.accountId, mode: scope.mode as Mode }, { populate: ['rules'], orderBy: { createdAt: 'asc', name: 'asc' } });
+  }
+
+  /**
+   * A page of the scope's categories, oldest first, in the shape of every list. A scope holds at
+   * most MAX_CATEGORIES, so the page is cut from the whole ordered list: the cursor names the last
+   * category shown (and its creation time, should it be deleted before the next page is asked for).
+   */
+  async pageCategories(em: EntityManager, scope: ClassificationScope, args: { limit?: number | null; after?: string | null }): Promise<Page<DocumentCategory>> {
+    const all = await this.categories(em, scope);
+    let start = 0;
+    if (args.after) {
+      const parts = cursorParts(args.after);
+      const [id, at] = parts ?? [];
+      if (parts?.length !== 2 || typeof id !== 'string' || typeof at !== 'string' || Number.isNaN(Date.parse(at))) throw new InvalidCursorError();
+      const index = all.findIndex((category) => category.id === id);
+      start = index >= 0 ? index + 1 : all.findIndex((category) => category.createdAt.getTime() > Date.parse(at));
+      if (start < 0) start = all.length;
+    }
+    const limit = args.limit ?? DEFAULT_PAGE_SIZE;
+    const data = all.slice(start, start + limit);
+    const hasMore = start + limit < all.length;
+    const last = data[data.length - 1];
+    return { data, hasMore, nextCursor: hasMore && last ? encodeCursor([last.id, last.createdAt.toISOString()]) : null };
   }
 
   /** Bumped by every change of a category or a rule: a classification stored with an older version is stale. */

@@ -51,7 +51,9 @@ async function graphql<T>(key: string, query: string, variables?: Record<string,
 describe('document categories over REST', () => {
   it('GET /documents/categories lists the eight defaults, rules included', async () => {
     const key = await freshKey();
-    const list = await body<CategoryBody[]>(await platform.request('/api/v1/documents/categories', { key }), 200);
+    const page = await body<{ data: CategoryBody[]; hasMore: boolean; nextCursor: string | null }>(await platform.request('/api/v1/documents/categories', { key }), 200);
+    expect(page).toMatchObject({ hasMore: false, nextCursor: null });
+    const list = page.data;
     expect(list.map((c) => c.name)).toEqual(['invoice', 'receipt', 'contract', 'resume', 'identity document', 'letter', 'report', 'other']);
     expect(list[0]).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'invoice', livemode: false, createdAt: expect.any(String), updatedAt: expect.any(String), rules: expect.any(Array) });
     expect(list[0].rules[0]).toEqual({ id: expect.any(String), kind: 'ANY', pattern: 'invoice rechnung facture factura fattura', caseSensitive: false, threshold: null });
@@ -85,7 +87,9 @@ describe('document categories over REST', () => {
     expect(deleted).toMatchObject({ id: created.id, name: 'Taxes' });
     await expectError(await platform.request(`/api/v1/documents/categories/${created.id}`, { key }), 404, 'document_category_not_found', 'id');
     await expectError(await platform.request(`/api/v1/documents/categories/${created.id}`, { method: 'DELETE', key }), 404, 'document_category_not_found', 'id');
-    const list = await body<CategoryBody[]>(await platform.request('/api/v1/documents/categories', { key }), 200);
+    const page = await body<{ data: CategoryBody[]; hasMore: boolean; nextCursor: string | null }>(await platform.request('/api/v1/documents/categories', { key }), 200);
+    expect(page).toMatchObject({ hasMore: false, nextCursor: null });
+    const list = page.data;
     expect(list.map((c) => c.name)).not.toContain('Taxes');
   });
 
@@ -126,13 +130,41 @@ describe('document categories over REST', () => {
   });
 });
 
+describe('GET /documents/categories pages like every list', () => {
+  it('answers {data, hasMore, nextCursor}, oldest first, limit pages of it, after continues, and refuses a bad cursor or limit', async () => {
+    const key = await freshKey();
+    for (let i = 1; i <= 17; i++) await body(await platform.request('/api/v1/documents/categories', { method: 'POST', key, json: { name: `Extra ${String(i).padStart(2, '0')}` } }), 201);
+    const all: CategoryBody[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `limit=10${after ? `&after=${encodeURIComponent(after)}` : ''}`;
+      const page = await body<{ data: CategoryBody[]; hasMore: boolean; nextCursor: string | null }>(await platform.request(`/api/v1/documents/categories?${query}`, { key }), 200);
+      expect(page.data.length).toBeLessThanOrEqual(10);
+      expect(page.hasMore).toBe(page.nextCursor !== null);
+      all.push(...page.data);
+      after = page.nextCursor;
+      pages++;
+    } while (after);
+    expect(pages).toBe(3);
+    expect(all.map((c) => c.name)).toEqual(['invoice', 'receipt', 'contract', 'resume', 'identity document', 'letter', 'report', 'other', ...Array.from({ length: 17 }, (_, i) => `Extra ${String(i + 1).padStart(2, '0')}`)]);
+    // A page whose last category was deleted meanwhile still continues after it.
+    const first = await body<{ data: CategoryBody[]; nextCursor: string }>(await platform.request('/api/v1/documents/categories?limit=9', { key }), 200);
+    await body(await platform.request(`/api/v1/documents/categories/${first.data[8].id}`, { method: 'DELETE', key }), 200);
+    const next = await body<{ data: CategoryBody[] }>(await platform.request(`/api/v1/documents/categories?limit=2&after=${encodeURIComponent(first.nextCursor)}`, { key }), 200);
+    expect(next.data.map((c) => c.name)).toEqual(['Extra 02', 'Extra 03']);
+    await expectError(await platform.request('/api/v1/documents/categories?after=bm90LWEtY3Vyc29y', { key }), 400, 'invalid_cursor', 'after');
+    await expectError(await platform.request('/api/v1/documents/categories?limit=101', { key }), 400, 'invalid_parameter', 'limit');
+  });
+});
+
 describe('document categories over GraphQL', () => {
   it('documentCategories, createDocumentCategory, updateDocumentCategory and deleteDocumentCategory', async () => {
     const key = await freshKey('live');
     const fields = 'id name livemode rules { kind pattern caseSensitive threshold }';
-    const list = await graphql<{ documentCategories: { name: string; livemode: boolean }[] }>(key, `{ documentCategories { ${fields} } }`);
-    expect(list.data!.documentCategories).toHaveLength(8);
-    expect(list.data!.documentCategories[0].livemode).toBe(true);
+    const list = await graphql<{ documentCategories: { data: { name: string; livemode: boolean }[]; hasMore: boolean } }>(key, `{ documentCategories { data { ${fields} } hasMore } }`);
+    expect(list.data!.documentCategories.data).toHaveLength(8);
+    expect(list.data!.documentCategories.data[0].livemode).toBe(true);
 
     const created = await graphql<{ createDocumentCategory: { id: string; name: string } }>(key, `mutation($rules: [DocumentCategoryRuleInput!]) { createDocumentCategory(name: "Medical", rules: $rules) { ${fields} } }`, {
       rules: [{ kind: 'ALL', pattern: 'patient diagnosis' }],
