@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UPSTREAM_FLAVOURS } from '../engines/openai-upstream/upstream-flavour.js';
+import { isAddressOrNetwork } from '../image-input/image-fetcher.js';
 import { QUALITY_TIERS, RECOMMENDATION_CATEGORIES } from '../recommendation/recommendation-category.js';
 import { MAX_USAGE_WINDOW_DAYS, MIN_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
 
@@ -18,6 +19,16 @@ const httpUrl = z.url({ protocol: /^https?$/ });
 const id = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be 1-64 lower-case letters, digits or underscores, starting with a letter');
 // Model ids or globs: `*` stands for any run of characters (slashes too), `?` for one.
 const modelPattern = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain spaces');
+
+// Image URLs of chats are fetched by the platform: their limits, and which private addresses they may reach.
+const imageUrlOptions = {
+  maxImageBytes: count.optional(),
+  imageFetchTimeoutMs: milliseconds.optional(),
+  /** true: every private address (development and tests); a list: those addresses and CIDR networks only. */
+  allowPrivateImageUrls: z
+    .union([z.boolean(), z.array(z.string().refine(isAddressOrNetwork, 'must be an IP address or a CIDR network, e.g. 10.1.0.0/16')).min(1)])
+    .optional(),
+};
 
 const llamaEngine = z.strictObject({
   type: z.literal('llama'),
@@ -40,14 +51,13 @@ const upstreamEngine = z
       .strictObject({ connectMs: milliseconds.optional(), firstByteMs: milliseconds.optional(), totalMs: milliseconds.optional(), listingMs: milliseconds.optional() })
       .optional(),
     connections: count.optional(),
+    ...imageUrlOptions,
   })
   .refine((e) => !(e.apiKey && e.apiKeyEnv), { message: 'give apiKey or apiKeyEnv, not both', path: ['apiKeyEnv'] });
 
 const ocrEngine = z.strictObject({
   type: z.literal('ocr'),
-  maxImageBytes: count.optional(),
-  imageFetchTimeoutMs: milliseconds.optional(),
-  allowPrivateImageUrls: z.boolean().optional(),
+  ...imageUrlOptions,
   workers: count.optional(),
 });
 

@@ -1,4 +1,5 @@
 import type { UpstreamFlavour } from '../engines/openai-upstream/upstream-flavour.js';
+import type { PrivateImageUrls } from '../image-input/image-fetcher.js';
 import type { QualityTier, RecommendationCategory } from '../recommendation/recommendation-category.js';
 import type { Capability } from './inference-config.schema.js';
 import { matchesAnyModelPattern } from './model-glob.js';
@@ -14,9 +15,12 @@ export type OpenAiUpstreamEngineConfig = {
   /** listingMs and totalMs default to the top-level listing and generation timeouts. */
   timeouts: { connectMs?: number; firstByteMs?: number; totalMs: number; listingMs: number };
   connections?: number;
-};
+} & ImageUrlConfig;
 
-export type OcrEngineConfig = { type: 'ocr'; maxImageBytes: number; imageFetchTimeoutMs: number; allowPrivateImageUrls: boolean; workers: number };
+/** How the platform fetches the image URLs of chats for an engine (the upstream never fetches them). */
+export type ImageUrlConfig = { maxImageBytes: number; imageFetchTimeoutMs: number; allowPrivateImageUrls: PrivateImageUrls };
+
+export type OcrEngineConfig = { type: 'ocr'; workers: number } & ImageUrlConfig;
 
 export type SdWebuiEngineConfig = { type: 'sd-webui'; url: string; timeouts: { generationMs: number; listingMs: number } };
 

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { OCR_DEFAULTS } from '../engines/ocr/ocr-defaults.js';
+import { IMAGE_INPUT_DEFAULTS } from '../image-input/image-input.js';
 import { DEFAULT_INFERENCE_CONFIG, DEFAULT_MAX_PARALLEL, DEFAULT_TIMEOUTS } from './inference-config.defaults.js';
 import { DEFAULT_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
 import { InferenceConfigError, type ConfigIssue } from './inference-config-error.js';
 import { IMAGE_LISTING_FILTER, inferenceConfigFile, type Capability, type EngineConfigInput, type InferenceConfigFile } from './inference-config.schema.js';
-import type { EngineConfig, InferenceConfig, ProviderConfig } from './inference-config.js';
+import type { EngineConfig, ImageUrlConfig, InferenceConfig, ProviderConfig } from './inference-config.js';
 import { matchesAnyModelPattern } from './model-glob.js';
 
 type Segment = string | number;
@@ -142,6 +143,14 @@ function crossCheck(config: Merged, file: InferenceConfigFile, env: NodeJS.Proce
   return issues;
 }
 
+function imageUrls(e: { maxImageBytes?: number; imageFetchTimeoutMs?: number; allowPrivateImageUrls?: boolean | string[] }): ImageUrlConfig {
+  return {
+    maxImageBytes: e.maxImageBytes ?? IMAGE_INPUT_DEFAULTS.maxImageBytes,
+    imageFetchTimeoutMs: e.imageFetchTimeoutMs ?? IMAGE_INPUT_DEFAULTS.imageFetchTimeoutMs,
+    allowPrivateImageUrls: e.allowPrivateImageUrls ?? false,
+  };
+}
+
 function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): InferenceConfig {
   // Paths in the file are read from the file's folder, so it can move with what it names.
   const base = file ? path.dirname(file) : process.cwd();
@@ -159,16 +168,11 @@ function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): I
           ...(apiKey ? { apiKey } : {}),
           flavour: e.flavour ?? 'openai',
           timeouts: { ...e.timeouts, totalMs: e.timeouts?.totalMs ?? timeouts.generationMs, listingMs: e.timeouts?.listingMs ?? timeouts.listingMs },
+          ...imageUrls(e),
         };
       }
       case 'ocr':
-        return {
-          type: 'ocr',
-          maxImageBytes: e.maxImageBytes ?? OCR_DEFAULTS.maxImageBytes,
-          imageFetchTimeoutMs: e.imageFetchTimeoutMs ?? OCR_DEFAULTS.imageFetchTimeoutMs,
-          allowPrivateImageUrls: e.allowPrivateImageUrls ?? false,
-          workers: e.workers ?? OCR_DEFAULTS.workers,
-        };
+        return { type: 'ocr', ...imageUrls(e), workers: e.workers ?? OCR_DEFAULTS.workers };
       case 'sd-webui':
         return { type: 'sd-webui', url: e.url, timeouts: { generationMs: e.timeouts?.generationMs ?? timeouts.imageGenerationMs, listingMs: e.timeouts?.listingMs ?? timeouts.listingMs } };
     }

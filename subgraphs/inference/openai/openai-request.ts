@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
 import type { WireInterface } from './wire-interface.js';
+import { IMAGE_URL_SCHEMES_MESSAGE, isHttpOrDataUrl } from '../image-input/image-input.js';
 
 /**
  * The OpenAI-compatible request bodies of the four interfaces, validated with zod. Which
@@ -22,7 +23,8 @@ const contentPart = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string() }),
   z.strictObject({
     type: z.literal('image_url'),
-    image_url: z.strictObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+    // The spec's two forms only: a file:, ftp: or gopher: URL never reaches an engine.
+    image_url: z.strictObject({ url: z.string().min(1).refine(isHttpOrDataUrl, IMAGE_URL_SCHEMES_MESSAGE), detail: z.enum(['auto', 'low', 'high']).optional() }),
   }),
 ]);
 

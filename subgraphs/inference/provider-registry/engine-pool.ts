@@ -86,6 +86,9 @@ export class EnginePool {
             flavour: config.flavour,
             timeouts: config.timeouts,
             ...(config.connections ? { connections: config.connections } : {}),
+            maxImageBytes: config.maxImageBytes,
+            imageFetchTimeoutMs: config.imageFetchTimeoutMs,
+            allowPrivateImageUrls: config.allowPrivateImageUrls,
           }),
         };
       case 'sd-webui':

@@ -18,10 +18,10 @@ import {
   type TextEngine,
   type TokenizeResult,
 } from '../../engine/text-engine.js';
-import { guardedImageFetcher, type ImageFetcher } from './image-fetcher.js';
-import type { ImageFormat } from './image-format.js';
+import { guardedImageFetcher, type ImageFetcher, type PrivateImageUrls } from '../../image-input/image-fetcher.js';
+import type { ImageFormat } from '../../image-input/image-format.js';
 import { OCR_DEFAULTS } from './ocr-defaults.js';
-import { readImageInput } from './image-input.js';
+import { readImageInput } from '../../image-input/image-input.js';
 import { OcrWorkerPool } from '../../../shared/ocr-worker-pool.js';
 import { traineddataProblem } from '../../../shared/traineddata-check.js';
 
@@ -32,8 +32,8 @@ export interface OcrEngineOptions {
   /** Largest image accepted, decoded, from a data URI or a URL (default 10 MiB). */
   maxImageBytes?: number;
   imageFetchTimeoutMs?: number;
-  /** Image URLs may name loopback and private addresses (development and tests only). */
-  allowPrivateImageUrls?: boolean;
+  /** Image URLs may name loopback and private addresses: all (development and tests), or those in the listed networks. */
+  allowPrivateImageUrls?: PrivateImageUrls;
   /** How image URLs are read; defaults to the SSRF-guarded fetcher. */
   fetcher?: ImageFetcher;
   /** Tesseract workers (threads) at most, each reading one image at a time (default 1). */

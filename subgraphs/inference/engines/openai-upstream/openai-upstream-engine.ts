@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
 import type {
+  ChatMessage,
+  ContentPart,
   EngineHealth,
   EngineModel,
   FinishReason,
@@ -13,6 +15,8 @@ import type {
   Usage,
 } from '../../engine/text-engine.js';
 import { EngineError } from '../../engine/text-engine.js';
+import { guardedImageFetcher, type ImageFetcher, type PrivateImageUrls } from '../../image-input/image-fetcher.js';
+import { IMAGE_INPUT_DEFAULTS, inlineImageUrl } from '../../image-input/image-input.js';
 import { readSseEvents } from './sse-events.js';
 import { engineErrorFor, engineErrorForConnection, isErrorPayload, readFailure } from './upstream-errors.js';
 import { guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
@@ -45,6 +49,13 @@ export interface OpenAiUpstreamOptions {
   connections?: number;
   /** Where upstream failures are logged with the upstream's own message. */
   logger?: Logger;
+  /** Largest image accepted, fetched from a URL (default 10 MiB, as the OCR engine's). */
+  maxImageBytes?: number;
+  imageFetchTimeoutMs?: number;
+  /** Image URLs may name loopback and private addresses: all (development and tests), or those in the listed networks. */
+  allowPrivateImageUrls?: PrivateImageUrls;
+  /** How image URLs are read; defaults to the SSRF-guarded fetcher. */
+  fetcher?: ImageFetcher;
 }
 
 export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, firstByteMs: 120_000, totalMs: 600_000, listingMs: 30_000 };
@@ -67,6 +78,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
   private readonly modelCacheMs: number;
   private listing?: { at: number; models: Promise<EngineModel[]> };
   private readonly inFlight = new Set<AbortController>();
+  private readonly fetcher: ImageFetcher;
 
   constructor(private readonly options: OpenAiUpstreamOptions) {
     const url = new URL(options.baseUrl);
@@ -77,6 +89,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     this.prefix = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.filter = options.models ? new Set(options.models) : undefined;
     this.modelCacheMs = options.modelCacheMs ?? 10_000;
+    this.fetcher = options.fetcher ?? guardedImageFetcher(options.allowPrivateImageUrls ?? false);
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 16,
       connect: { timeout: this.timeouts.connectMs },
@@ -113,9 +126,11 @@ export class OpenAiUpstreamEngine implements TextEngine {
   async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent> {
     this.assertServed(request.model);
     const chat = request.input.kind === 'chat';
+    // Before any deadline of the upstream's starts: the images are ours to fetch, not its.
+    const input = await this.inlineImages(request.input, request.signal);
     const body = {
       model: request.model,
-      ...(request.input.kind === 'chat' ? { messages: request.input.messages } : { prompt: request.input.prompt }),
+      ...(input.kind === 'chat' ? { messages: input.messages } : { prompt: input.prompt }),
       ...samplingBody(this.flavour, request.sampling),
       ...guidedBody(this.flavour, request.guided, request.input),
       stream: true,
@@ -167,7 +182,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
   async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
     this.assertServed(model);
     if (this.flavour === 'vllm') {
-      const body = input.kind === 'chat' ? { model, messages: input.messages } : { model, prompt: input.prompt };
+      const inlined = await this.inlineImages(input, AbortSignal.timeout(this.timeouts.listingMs));
+      const body = inlined.kind === 'chat' ? { model, messages: inlined.messages } : { model, prompt: inlined.prompt };
       const answer = await this.json('POST', '/tokenize', body, model);
       const tokens = answer.tokens;
       if (!isTokenList(tokens) || typeof answer.count !== 'number' || typeof answer.max_model_len !== 'number')
@@ -198,6 +214,35 @@ export class OpenAiUpstreamEngine implements TextEngine {
     if (!this.pool.closed) await this.pool.close();
   }
 
+  /**
+   * The input with every image URL replaced by the image itself as a data URI, fetched through the
+   * SSRF guard within the size and time limits: an upstream given a URL would fetch it from its own
+   * network, where the platform's guard does not reach. Refusals name the content part.
+   */
+  private async inlineImages(input: GenerationInput, signal: AbortSignal): Promise<GenerationInput> {
+    if (input.kind !== 'chat' || !input.messages.some((message) => typeof message.content !== 'string' && message.content.some((part) => part.type === 'image_url'))) return input;
+    const limits = {
+      maxBytes: this.options.maxImageBytes ?? IMAGE_INPUT_DEFAULTS.maxImageBytes,
+      fetchTimeoutMs: this.options.imageFetchTimeoutMs ?? IMAGE_INPUT_DEFAULTS.imageFetchTimeoutMs,
+      fetcher: this.fetcher,
+      signal,
+    };
+    const messages: ChatMessage[] = [];
+    for (const [i, message] of input.messages.entries()) {
+      if (typeof message.content === 'string') {
+        messages.push(message);
+        continue;
+      }
+      const content: ContentPart[] = [];
+      for (const [j, part] of message.content.entries()) {
+        if (part.type !== 'image_url') content.push(part);
+        else content.push({ type: 'image_url', image_url: { ...part.image_url, url: await inlineImageUrl(part.image_url.url, `messages[${i}].content[${j}].image_url.url`, limits) } });
+      }
+      messages.push({ ...message, content });
+    }
+    return { kind: 'chat', messages };
+  }
+
   private async fetchModels(): Promise<EngineModel[]> {
     const answer = await this.json('GET', '/v1/models', undefined, undefined);
     if (!Array.isArray(answer.data)) throw this.malformed('The upstream engine listed its models in an unknown shape');
@@ -210,7 +255,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
         // vLLM's max_model_len, llama.cpp's n_ctx_train; 0 where the upstream does not say.
         contextLength: positive(entry.max_model_len) ?? positive(entry.meta?.n_ctx_train) ?? 0,
         inputModalities: (Array.isArray(modalities) && modalities.includes('image')) || this.options.imageModels?.includes(entry.id) ? ['text', 'image'] : ['text'],
-        // Every flavour documents image_url parts by http(s) URL as well as base64 (Ollama's since its current docs).
+        // The platform fetches a URL image itself and sends the upstream its data URI.
         urlImageInput: true,
         status: this.modelStatus(entry),
       });

@@ -8,6 +8,8 @@ import { planIncludes, providerAllows } from '../../../../subgraphs/inference/co
 import { loadInferenceConfig } from '../../../../subgraphs/inference/config/load-inference-config.js';
 
 const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/inference-config.example.json');
+// What an upstream engine fetches image URLs with when the file says nothing: the OCR engine's limits, no private address.
+const IMAGE_URLS = { maxImageBytes: 10 * 1024 * 1024, imageFetchTimeoutMs: 10_000, allowPrivateImageUrls: false };
 const dir = mkdtempSync(path.join(tmpdir(), 'inference-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -79,13 +81,14 @@ describe('the example file in docs/', () => {
       flavour: 'vllm',
       timeouts: { connectMs: 5000, firstByteMs: 120000, totalMs: 600000, listingMs: 30000 },
       connections: 16,
+      ...IMAGE_URLS,
     });
     expect(a.engines[1]).toMatchObject({ type: 'ocr', workers: 2 });
     expect(a.aliases['vision-review']).toBe('Qwen/Qwen2.5-VL-72B-Instruct');
     expect(providerAllows(a, 'Qwen/Qwen2.5-VL-7B-Instruct')).toBe(true);
     expect(providerAllows(a, 'meta-llama/Llama-3.1-8B')).toBe(false);
     // Timeouts an upstream does not name come from the top level.
-    expect(b.engines[0]).toEqual({ type: 'openai-upstream', url: 'http://llama-server.internal:8080', flavour: 'llama.cpp', timeouts: { totalMs: 120000, listingMs: 30000 } });
+    expect(b.engines[0]).toEqual({ type: 'openai-upstream', url: 'http://llama-server.internal:8080', flavour: 'llama.cpp', timeouts: { totalMs: 120000, listingMs: 30000 }, ...IMAGE_URLS });
     expect(b.maxConcurrency).toBe(3);
     expect(c.engines[0]).toEqual({ type: 'llama', modelsDir: '/var/lib/platform/models', sequences: 4, contextSize: 4096, threads: 2 });
     expect(d.engines[1]).toEqual({ type: 'sd-webui', url: 'http://sd-webui.internal:7860', timeouts: { generationMs: 300000, listingMs: 30000 } });
@@ -117,6 +120,17 @@ describe('a file that does not load', () => {
     providers[1].engines = [upstream('not a url')];
     providers[3].engines = [{ type: 'sd-webui', url: 'ftp://images.example/' }];
     expect(issuesOf({ providers })).toEqual(['providers.provider_b.engines[0].url: Invalid URL', 'providers.provider_d.engines[0].url: Invalid URL']);
+  });
+
+  it('takes private image URLs as true or a list of addresses and networks, and names a bad entry', () => {
+    const providers = fourProviders();
+    providers[0].engines = [{ ...upstream('http://gpu:8000'), allowPrivateImageUrls: ['10.1.0.0/16', '127.0.0.1'] }];
+    providers[1].engines = [{ ...upstream('http://gpu:8001'), allowPrivateImageUrls: ['images.internal'] }];
+    providers[2].engines = [{ type: 'ocr', allowPrivateImageUrls: [] }];
+    expect(issuesOf({ providers })).toEqual([
+      'providers.provider_b.engines[0].allowPrivateImageUrls[0]: must be an IP address or a CIDR network, e.g. 10.1.0.0/16',
+      'providers.provider_c.engines[0].allowPrivateImageUrls: Too small: expected array to have >=1 items',
+    ]);
   });
 
   it('names an unknown engine type, an unknown key and a wrong type', () => {

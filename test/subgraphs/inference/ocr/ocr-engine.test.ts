@@ -229,6 +229,7 @@ describe('image URLs', () => {
       hits++;
       if (req.url === '/fox.png') return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(FOX);
       if (req.url === '/moved') return res.writeHead(302, { location: '/fox.png' }).end();
+      if (req.url === '/to-metadata') return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       if (req.url === '/chunked-big') {
         // No content-length: the cap must be enforced while reading.
         res.writeHead(200, { 'content-type': 'image/png' });
@@ -268,12 +269,23 @@ describe('image URLs', () => {
     expect(hits).toBe(before);
   });
 
-  it('refuses a URL that fails, redirects, is too large or too slow', async () => {
+  it('follows a redirect, each hop within the guard', async () => {
+    const local = new OcrEngine({ allowPrivateImageUrls: ['127.0.0.1'] });
+    try {
+      const { text } = await collect(local, chat([imageMessage(`${base}/moved`)]));
+      expect(words(text)).toEqual(['HELLO', 'WORLD', 'QUICK', 'BROWN', 'FOX', 'JUMPS']);
+      const error = await refusal(collect(local, chat([imageMessage(`${base}/to-metadata`)])));
+      expect(error).toMatchObject({ reason: 'invalid_request', param: 'messages[0].content[1].image_url.url', message: 'The image URL is not allowed' });
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('refuses a URL that fails, is too large or too slow', async () => {
     const local = new OcrEngine({ allowPrivateImageUrls: true, maxImageBytes: FOX.length + 100, imageFetchTimeoutMs: 300 });
     try {
       const cases: [string, RegExp][] = [
         ['/missing.png', /answered HTTP 404/],
-        ['/moved', /HTTP 302 \(redirects are not followed\)/],
         ['/chunked-big', /larger than/],
         ['/slow', /did not answer within 300 ms/],
       ];

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EngineError, type GenerationRequest } from '../../../../subgraphs/inference/engine/text-engine.js';
 import { OpenAiUpstreamEngine } from '../../../../subgraphs/inference/engines/openai-upstream/openai-upstream-engine.js';
@@ -279,13 +281,26 @@ describe('images and closing', () => {
 
   const picture = (url: string) => [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, { type: 'image_url' as const, image_url: { url } }] }];
 
-  it('passes image parts through as sent, by URL or as a data URI', async () => {
-    const engine = new OpenAiUpstreamEngine({ baseUrl: server.url, flavour: 'vllm' });
-    for (const url of ['https://example.com/cat.png', 'data:image/png;base64,iVBORw0KGgo=']) {
+  it('passes a data URI through as sent, and sends an image URL as the data URI of what it serves', async () => {
+    // A PNG signature is all the sniffing needs.
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    const images = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    const engine = new OpenAiUpstreamEngine({ baseUrl: server.url, flavour: 'vllm', allowPrivateImageUrls: ['127.0.0.1'] });
+    try {
+      const uri = 'data:image/png;base64,iVBORw0KGgo=';
+      await collect(engine, { model: 'loop-model', input: { kind: 'chat', messages: picture(uri) }, sampling: {} });
+      expect((server.requests.at(-1)!.body as { messages: unknown }).messages).toEqual(picture(uri));
+      const url = `http://127.0.0.1:${(images.address() as AddressInfo).port}/cat.png`;
       await collect(engine, { model: 'loop-model', input: { kind: 'chat', messages: picture(url) }, sampling: {} });
-      expect((server.requests.at(-1)!.body as { messages: unknown }).messages).toEqual(picture(url));
+      expect((server.requests.at(-1)!.body as { messages: unknown }).messages).toEqual(picture(`data:image/png;base64,${png.toString('base64')}`));
+      const refused = await failure(collect(engine, { model: 'loop-model', input: { kind: 'chat', messages: picture('http://169.254.169.254/latest/meta-data/') }, sampling: {} }));
+      expect(refused).toMatchObject({ reason: 'invalid_request', param: 'messages[0].content[1].image_url.url' });
+      expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+    } finally {
+      await engine.close();
+      await new Promise((resolve) => images.close(resolve));
     }
-    await engine.close();
   });
 
   it('close() cancels a generation under way and closes the pool; a second close is harmless', async () => {

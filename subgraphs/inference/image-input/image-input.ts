@@ -1,6 +1,12 @@
-import { EngineError } from '../../engine/text-engine.js';
+import { EngineError } from '../engine/text-engine.js';
 import type { ImageFetcher } from './image-fetcher.js';
 import { sniffImageFormat, type ImageFormat } from './image-format.js';
+
+/** The limits on an image of a chat when the engine's options name none (also the configuration's defaults). */
+export const IMAGE_INPUT_DEFAULTS = {
+  maxImageBytes: 10 * 1024 * 1024,
+  imageFetchTimeoutMs: 10_000,
+} as const;
 
 export interface ImageInputLimits {
   maxBytes: number;
@@ -16,9 +22,19 @@ export interface ImageInput {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+const NOT_HTTP_OR_DATA = 'An image url must be an http(s) URL or a base64 data URI';
+
+/** Whether a content part's url has a scheme the spec allows: http(s) or a data URI. */
+export function isHttpOrDataUrl(raw: string): boolean {
+  return /^(https?:\/\/|data:)/i.test(raw);
+}
+
+/** The refusal of a url that is neither http(s) nor a data URI. */
+export const IMAGE_URL_SCHEMES_MESSAGE = `${NOT_HTTP_OR_DATA} (data:<mime>;base64,<data>)`;
+
 /**
  * The image a content part's url names, a base64 data URI or an http(s) URL, checked to be an
- * image Tesseract reads by its bytes. Refusals are `invalid_request` naming `param`.
+ * image by its bytes. Refusals are `invalid_request` naming `param`.
  */
 export async function readImageInput(raw: string, param: string, limits: ImageInputLimits): Promise<ImageInput> {
   let bytes: Buffer;
@@ -27,6 +43,17 @@ export async function readImageInput(raw: string, param: string, limits: ImageIn
   const format = sniffImageFormat(bytes);
   if (!format) throw new EngineError('invalid_request', 'The image is not a PNG, JPEG, GIF, BMP, WebP or TIFF image', param);
   return { bytes, format };
+}
+
+/**
+ * A content part's url as an upstream model may be given it: a data URI as it came, an http(s)
+ * URL fetched here (the guard, the limits) and turned into a data URI of the image's own type, so
+ * that the upstream never fetches anything from its own network. Anything else is refused.
+ */
+export async function inlineImageUrl(raw: string, param: string, limits: ImageInputLimits): Promise<string> {
+  if (/^data:/i.test(raw)) return raw;
+  const { bytes, format } = await readImageInput(raw, param, limits);
+  return `data:image/${format};base64,${bytes.toString('base64')}`;
 }
 
 function decodeDataUri(raw: string, param: string, maxBytes: number): Buffer {
@@ -48,9 +75,9 @@ async function fetchImage(raw: string, param: string, limits: ImageInputLimits):
   try {
     url = new URL(raw);
   } catch {
-    throw new EngineError('invalid_request', 'An image url must be an http(s) URL or a base64 data URI', param);
+    throw new EngineError('invalid_request', NOT_HTTP_OR_DATA, param);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EngineError('invalid_request', 'An image url must be an http(s) URL or a base64 data URI', param);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EngineError('invalid_request', NOT_HTTP_OR_DATA, param);
   if (url.username || url.password) throw new EngineError('invalid_request', 'An image URL must not carry credentials', param);
   try {
     return await limits.fetcher(url, { maxBytes: limits.maxBytes, timeoutMs: limits.fetchTimeoutMs, signal: limits.signal });
