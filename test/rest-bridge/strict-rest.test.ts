@@ -105,9 +105,9 @@ describe('membership REST query strings', () => {
 
 describe('traceroute REST query strings', () => {
   it('a parameter the API does not take is 400 naming it in the traceroute error body, not every trace', async () => {
-    const response = await platform.request(`/v1/public/traces?msm_id=1`, { headers: { 'x-api-key': traceKey } });
+    const response = await platform.request(`/v1/public/traces?measurement=1`, { headers: { 'x-api-key': traceKey } });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'unknown_parameter', param: 'msm_id' });
+    expect(await response.json()).toMatchObject({ error: 'unknown_parameter', param: 'measurement' });
   });
 
   it('the key as api_key is still taken', async () => {
