@@ -21,6 +21,7 @@ export const tracerouteExpanded = [
   'Hop.responders',
   'Hop.stray_replies',
   'Trace.anomaly',
+  'Trace.provenance',
   'TraceStats.by_direction',
   'TraceStats.by_status',
   'TraceStats.anomaly_distribution',

@@ -7,6 +7,7 @@ import { Migration20261123000100FailedBeforeAnyHop } from './migrations/Migratio
 import { Migration20261128000100StopReason } from './migrations/Migration20261128000100StopReason.js';
 import { Migration20261129000100SearchFilters } from './migrations/Migration20261129000100SearchFilters.js';
 import { Migration20261129000200SourceRecord } from './migrations/Migration20261129000200SourceRecord.js';
+import { Migration20261129000300Provenance } from './migrations/Migration20261129000300Provenance.js';
 import { Trace } from './trace/trace.entity.js';
 
 /** The traceroute subgraph's ORM: its entities and migrations, in the `traceroute` schema. */
@@ -20,6 +21,7 @@ export const tracerouteOrmOptions = {
     { name: 'Migration20261128000100StopReason', class: Migration20261128000100StopReason },
     { name: 'Migration20261129000100SearchFilters', class: Migration20261129000100SearchFilters },
     { name: 'Migration20261129000200SourceRecord', class: Migration20261129000200SourceRecord },
+    { name: 'Migration20261129000300Provenance', class: Migration20261129000300Provenance },
     idempotentOutcomesMigration('traceroute'),
   ],
 };

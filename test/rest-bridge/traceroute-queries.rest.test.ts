@@ -178,3 +178,13 @@ describe('GET /v1/public/traces/{trace_id}/raw', () => {
     expect(refused).toMatchObject({ error: 'not_found', message: expect.stringMatching(/imported before source records were kept/) });
   });
 });
+
+describe('provenance', () => {
+  it('says where each figure of a trace came from, in snake_case over REST', async () => {
+    const [trace] = (await getJson(`/v1/public/traces?${WINDOW}&msm_id=5154`)).data as Json[];
+    const one = await getJson(`/v1/public/traces/${trace.trace_id}`);
+    expect(Object.keys(one.provenance).sort()).toEqual(['hop_asn', 'hop_location', 'probe_asn', 'probe_city', 'probe_coordinates', 'probe_country', 'target_asn', 'target_location']);
+    expect(one.provenance.probe_country).toMatch(/^GeoLite2 City \d{4}-\d\d-\d\d$/);
+    expect(one.provenance.probe_asn).toMatch(/^ip-location-db ASN \d{4}-\d\d-\d\d$/);
+  });
+});

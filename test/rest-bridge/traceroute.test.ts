@@ -71,7 +71,7 @@ describe('GET /v1/public/traces', () => {
     expect(Object.keys(trace).sort()).toEqual([
       'af', 'anomaly', 'anomaly_score', 'as_path', 'created_at', 'direction', 'error', 'hop_count', 'hops', 'loss', 'measured_at',
       'msm_id', 'probe_as_name', 'probe_asn', 'probe_city', 'probe_country', 'probe_id', 'probe_ip', 'probe_latitude',
-      'probe_longitude', 'protocol', 'responding_hops', 'rtt_ms', 'status', 'stop_reason', 'target_as_name', 'target_asn', 'target_city',
+      'probe_longitude', 'protocol', 'provenance', 'responding_hops', 'rtt_ms', 'status', 'stop_reason', 'target_as_name', 'target_asn', 'target_city',
       'target_country', 'target_domain', 'target_ip', 'target_latitude', 'target_longitude', 'trace_id',
     ]);
     expect(trace.probe_country).toBe('PK');

@@ -40,6 +40,8 @@ export async function exportCutMidStream(
     if (cut === 'client') return await answer;
     let terminated = false;
     for (let i = 0; i < 100 && !terminated; i++) {
+      // pg_stat_activity is read once per transaction and kept: the blocker's is open, so it asks afresh each time.
+      await blocker.query('select pg_stat_clear_snapshot()');
       const rows = await blocker.query(
         `select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'copy (select%' and wait_event_type = 'Lock'`,
       );

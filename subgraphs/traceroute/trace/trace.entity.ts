@@ -10,6 +10,7 @@ import { TraceDirection } from './trace-direction.js';
 import { TraceSource } from './trace-source.js';
 import { TraceStatus } from './trace-status.js';
 import { TraceStopReason } from './trace-stop-reason.js';
+import { TraceProvenanceType, type ProvenanceData } from './trace-provenance.type.js';
 
 const ORDER = [
   { name: 'measured_at', sort: 'desc' as const },
@@ -211,6 +212,11 @@ export class Trace {
   /** The ASNs of those addresses, for "passes through an AS". */
   @Property({ type: new ArrayType<number>((i) => Number(i)), columnType: 'int[]' })
   hopAsns!: number[];
+
+  /** Null on traces stored before it was recorded. */
+  @Field(() => TraceProvenanceType, { nullable: true, description: 'Where each enriched figure came from: the source\'s own metadata or a database and its date. Null on traces stored before it was recorded.' })
+  @Property({ type: 'json', nullable: true })
+  provenance?: ProvenanceData | null;
 
   /** The record as the imported file has it (GraphQL: traceRecord); null for generated traces and those imported before it was kept. */
   @Property({ type: 'text', nullable: true, lazy: true })

@@ -23,7 +23,7 @@ export const MAX_IMPORT_CONTENT = 1024 * 1024;
 const SUMMARY_COLUMNS = `t.id, t.measured_at, t.measurement_key, t.source, t.msm_id, t.probe_id, t.direction, t.status, t.af,
   t.protocol, t.probe_ip, t.probe_city, t.probe_country, t.probe_asn, t.probe_as_name, t.probe_lat, t.probe_lon,
   t.target_domain, t.target_ip, t.target_city, t.target_country, t.target_asn, t.target_as_name, t.target_lat, t.target_lon,
-  t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.error, t.stop_reason, t.created_at`;
+  t.hop_count, t.responding_hops, t.loss, t.rtt_ms, t.as_path, t.anomaly_score, t.anomaly, t.error, t.stop_reason, t.provenance, t.created_at`;
 
 type Row = Record<string, unknown>;
 
@@ -65,6 +65,7 @@ export function traceFromRow(row: Row): Trace {
     anomaly: parse(row.anomaly),
     error: row.error ?? null,
     stopReason: row.stop_reason ?? null,
+    provenance: row.provenance === null || row.provenance === undefined ? null : parse(row.provenance),
     hops: row.hops === undefined ? null : parse(row.hops),
     createdAt: new Date(row.created_at as string),
   });
