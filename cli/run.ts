@@ -3,6 +3,7 @@ import { IdentityService } from '../identity/identity.service.js';
 import { openIdentityStore } from '../identity/index.js';
 import { parseCommandLine, usageText, type CommandAction } from './args.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
+import { IncompleteResult } from './incomplete-result.js';
 import { KEYS_COMMANDS } from './keys.command.js';
 import { TRACEROUTE_COMMANDS } from './traceroute.command.js';
 import { USERS_COMMANDS } from './users.command.js';
@@ -38,8 +39,9 @@ function oneLine(error: unknown): string {
 }
 
 /**
- * Runs one command line. Only a successful command writes to stdout, and only its JSON result;
- * returns the exit code: 0 done, 1 failed (a one-line `error:` on stderr), 2 bad command line.
+ * Runs one command line. Only a command that ran writes to stdout, and only its JSON result;
+ * returns the exit code: 0 done, 1 failed (a one-line `error:` on stderr; a command that ran but
+ * failed in part, an IncompleteResult, prints its result too), 2 bad command line.
  */
 export async function runCli(argv: readonly string[], output: CliOutput): Promise<number> {
   try {
@@ -49,6 +51,11 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       return invocation.exitCode;
     }
     const result = await withIdentity(invocation.action);
+    if (result instanceof IncompleteResult) {
+      output.stdout(JSON.stringify(result.result, null, 2) + '\n');
+      output.stderr(`error: ${oneLine(result.message)}\n`);
+      return 1;
+    }
     output.stdout(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (error) {

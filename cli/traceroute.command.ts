@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { loadConfig } from '../platform/config.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
@@ -9,6 +10,7 @@ import { SyntheticTraceGenerator } from '../subgraphs/traceroute/ingest/syntheti
 import { TraceImporter, type ImportReport } from '../subgraphs/traceroute/ingest/trace-importer.js';
 import { tracerouteOrmOptions } from '../subgraphs/traceroute/mikro-orm.config.js';
 import { defineCommand, positiveInteger, type Command } from './args.js';
+import { IncompleteResult } from './incomplete-result.js';
 import { UsageError } from './usage.error.js';
 
 /** Opens the traceroute schema of the platform's database (migrating it), runs `work`, closes it. */
@@ -49,7 +51,16 @@ function progressBar(label: string) {
   };
 }
 
-/** `traceroute import FILE...`: takes any number of files, so it parses its own positionals. */
+/** Whether a file holds nothing but white space (an empty import is no failure). */
+async function blank(file: string): Promise<boolean> {
+  for await (const chunk of createReadStream(file, { encoding: 'utf8' })) if (/\S/.test(chunk as string)) return false;
+  return true;
+}
+
+/**
+ * `traceroute import FILE...`: takes any number of files, so it parses its own positionals. Exits
+ * 1 (with its report) when a file that is not empty gave no trace to the store.
+ */
 const importCommand: Command = {
   words: ['traceroute', 'import'],
   usage: 'traceroute import <file>...  (RIPE Atlas: JSON array, JSON lines or {results: [...]}; scamper2 JSON lines)',
@@ -62,6 +73,7 @@ const importCommand: Command = {
       }
       return withTraceroute(async (importer) => {
         const files = [];
+        const failed: string[] = [];
         for (const file of args) {
           const size = (await stat(file)).size || 1;
           const progress = { bytes: 0 };
@@ -70,13 +82,19 @@ const importCommand: Command = {
           bar.update(1, report, true);
           bar.done();
           files.push({ file, ...report });
+          // Traces stored before are in the store all the same; a file none of whose traces is there failed.
+          if (report.stored + report.duplicates === 0 && (report.read > 0 || !(await blank(file)))) {
+            failed.push(`nothing was stored from ${file} (${report.read} records read, ${report.skipped.length} skipped${report.skipped[0] ? `; ${report.skipped[0].position}: ${report.skipped[0].reason}` : ''})`);
+          }
         }
-        return {
+        const result = {
+          read: files.reduce((n, f) => n + f.read, 0),
           stored: files.reduce((n, f) => n + f.stored, 0),
           duplicates: files.reduce((n, f) => n + f.duplicates, 0),
           skipped: files.reduce((n, f) => n + f.skipped.length, 0),
           files,
         };
+        return failed.length ? new IncompleteResult(result, failed.join('; ')) : result;
       });
     };
   },

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -32,32 +32,59 @@ async function count(): Promise<number> {
 }
 
 describe('npm run cli -- traceroute', () => {
-  it('imports files, prints what it stored and skipped, and adds nothing on a second import', async () => {
-    const bad = path.join(dataDir, 'mixed.jsonl');
-    await writeFile(bad, '{"type":"ping","msm_id":1,"prb_id":2,"timestamp":3,"avg":1,"result":[]}\nnot json\n');
+  it('imports files, prints what it read, stored and skipped, and adds nothing on a second import', async () => {
     const data = path.resolve(import.meta.dirname, '../fixtures/traceroute');
     const atlas = path.join(data, 'ripe-atlas-traceroutes.jsonl');
     const scamper = path.join(data, 'scamper2-valid-complex.jsonl');
-    const first = await cli('traceroute', 'import', atlas, scamper, bad);
+    const first = await cli('traceroute', 'import', atlas, scamper);
     expect(first.code).toBe(0);
     const report = JSON.parse(first.stdout);
-    expect(report).toMatchObject({ stored: 15, duplicates: 0, skipped: 2 });
-    expect(report.files[2].skipped).toEqual([
+    expect(report).toMatchObject({ read: 15, stored: 15, duplicates: 0, skipped: 0 });
+    // scamper's metadata and cycle lines are no records: its file holds one trace.
+    expect(report.files.map((f: { read: number }) => f.read)).toEqual([14, 1]);
+    // Not a terminal: no progress bar on stderr.
+    expect(first.stderr).not.toContain('[#');
+    // Stored before is no failure: nothing of it is missing from the store.
+    const second = await cli('traceroute', 'import', atlas);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ read: 14, stored: 0, duplicates: 14 });
+    expect(await count()).toBe(15);
+  }, 60_000);
+
+  it('counts skipped records as read, and exits 1 naming a non-empty file of which it stored nothing', async () => {
+    const bad = path.join(dataDir, 'mixed.jsonl');
+    await writeFile(bad, '{"type":"ping","msm_id":1,"prb_id":2,"timestamp":3,"avg":1,"result":[]}\nnot json\n');
+    const half = path.join(dataDir, 'half.jsonl');
+    const [good] = (await readFile(path.resolve(import.meta.dirname, '../fixtures/traceroute/ripe-atlas-quirks.jsonl'), 'utf8')).split('\n');
+    await writeFile(half, `${good}\nnot json\n`);
+    const empty = path.join(dataDir, 'empty.jsonl');
+    await writeFile(empty, '\n\n');
+    const run = await cli('traceroute', 'import', half, bad, empty);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ read: 4, stored: 1, duplicates: 0, skipped: 3 });
+    expect(report.files.map((f: { read: number; stored: number }) => [f.read, f.stored])).toEqual([[2, 1], [2, 0], [0, 0]]);
+    expect(report.files[1].skipped).toEqual([
       { position: 'line 1', reason: 'a RIPE Atlas "ping" result, not a traceroute' },
       { position: 'line 2', reason: expect.stringMatching(/^not JSON/) },
     ]);
-    // Not a terminal: no progress bar on stderr.
-    expect(first.stderr).not.toContain('[#');
-    const second = await cli('traceroute', 'import', atlas);
-    expect(JSON.parse(second.stdout)).toMatchObject({ stored: 0, duplicates: 14 });
-    expect(await count()).toBe(15);
+    expect(run.stderr).toMatch(/^error: nothing was stored from .*mixed\.jsonl \(2 records read, 2 skipped; line 1: a RIPE Atlas "ping" result/m);
+    expect(run.stderr).not.toMatch(/half|empty/);
+    // A file of only scamper's cycle lines holds no trace at all: nothing stored from a non-empty file.
+    const cycles = path.join(dataDir, 'cycles.jsonl');
+    await writeFile(cycles, '{"type":"cycle-start","list_name":"default","id":1,"hostname":"vm","start_time":1}\n{"type":"cycle-stop","list_name":"default","id":1,"hostname":"vm","stop_time":2}\n');
+    const none = await cli('traceroute', 'import', cycles);
+    expect(none.code).toBe(1);
+    expect(JSON.parse(none.stdout)).toMatchObject({ read: 0, stored: 0 });
+    expect(none.stderr).toMatch(/nothing was stored from .*cycles\.jsonl \(0 records read/);
+    expect(await count()).toBe(16);
   }, 60_000);
 
   it('generates synthetic traces', async () => {
     const run = await cli('traceroute', 'generate', '--count', '200', '--seed', '5');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ generated: 200, stored: 200, seed: 5 });
-    expect(await count()).toBe(215);
+    expect(await count()).toBe(216);
   }, 60_000);
 
   it('refuses a missing file and a bad count before storing anything', async () => {

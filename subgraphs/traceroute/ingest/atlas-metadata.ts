@@ -15,7 +15,11 @@ function probesOf(envelope: Json | undefined): Map<number, Json> {
   if (!probes) {
     // As the RIPE Atlas probe API lists them ([{id, ...}]), or keyed by id.
     const section = envelope.probes;
-    const entries = Array.isArray(section) ? section.filter(isObject) : isObject(section) ? Object.entries(section).map(([id, p]) => (isObject(p) ? { id: Number(id), ...p } : {})) : [];
+    const entries: Json[] = Array.isArray(section)
+      ? section.filter(isObject)
+      : isObject(section)
+        ? Object.entries(section).flatMap(([id, probe]) => (isObject(probe) ? [{ id: Number(id), ...probe }] : []))
+        : [];
     probes = new Map(entries.filter((p) => Number.isInteger(p.id)).map((p) => [p.id as number, p]));
     probeSections.set(envelope, probes);
   }

@@ -11,6 +11,7 @@ import { TraceStatus } from '../trace/trace-status.js';
 
 /** What an import did: counts, and every record it skipped with its position and reason. */
 export interface ImportReport {
+  /** Records read, the skipped ones included (scamper's metadata and cycle lines are not records). */
   read: number;
   stored: number;
   duplicates: number;
@@ -52,19 +53,24 @@ export class TraceImporter {
     async function* parsed() {
       for await (const record of records) {
         if ('error' in record) {
+          report.read++;
           report.skipped.push({ position: record.position, reason: record.error });
           continue;
         }
         try {
           const trace = parseRecord(record.value, context, record.envelope);
-          if (trace) yield { position: record.position, trace: { ...trace, sourceRecord: record.text } };
+          if (trace) {
+            report.read++;
+            yield { position: record.position, trace: { ...trace, sourceRecord: record.text } };
+          }
         } catch (error) {
           if (!(error instanceof RecordRejection)) throw error;
+          report.read++;
           report.skipped.push({ position: record.position, reason: error.message });
         }
       }
     }
-    return this.store(parsed(), report, onProgress);
+    return this.storeAll(parsed(), report, onProgress);
   }
 
   /** Stores traces that are parsed already (the synthetic generator's). */
@@ -73,9 +79,22 @@ export class TraceImporter {
     report: ImportReport = { read: 0, stored: 0, duplicates: 0, skipped: [] },
     onProgress?: (report: ImportReport) => void,
   ): Promise<ImportReport> {
+    async function* counted() {
+      for await (const item of traces) {
+        report.read++;
+        yield item;
+      }
+    }
+    return this.storeAll(counted(), report, onProgress);
+  }
+
+  private async storeAll(
+    traces: AsyncIterable<{ position: string; trace: ParsedTrace }>,
+    report: ImportReport,
+    onProgress?: (report: ImportReport) => void,
+  ): Promise<ImportReport> {
     let batch: { position: string; trace: ParsedTrace }[] = [];
     for await (const item of traces) {
-      report.read++;
       batch.push(item);
       if (batch.length >= BATCH) {
         await this.storeBatch(batch, report);

@@ -11,7 +11,7 @@ export class SkippedRecordType {
 
 @ObjectType('TraceImportReport')
 export class TraceImportReportType {
-  @Field(() => Int, { description: 'Traceroutes read.' })
+  @Field(() => Int, { description: 'Records read: the traceroutes and the records skipped (scamper\'s metadata and cycle lines are no records).' })
   read!: number;
 
   @Field(() => Int)

@@ -144,6 +144,7 @@ describe('import of the real samples', () => {
     ].join('\n');
     const report = await (await importer()).run(readTextRecords(content));
     expect(report.stored).toBe(2);
+    expect(report.read).toBe(9);
     expect(report.skipped).toEqual([
       { position: 'line 2', reason: 'a RIPE Atlas "ping" result, not a traceroute' },
       { position: 'line 3', reason: 'a RIPE Atlas "dns" result, not a traceroute' },
@@ -214,8 +215,9 @@ describe('measurements that failed before any hop', () => {
       JSON.stringify({ ...unresolved, prb_id: 6014, result: [] }),
     ].join('\n');
     const report = await (await importer()).run(readTextRecords(content));
-    expect(report).toEqual({ read: 2, stored: 2, duplicates: 0, skipped: [{ position: 'line 3', reason: 'dst_addr is missing or not an IP address' }] });
-    expect(await (await importer()).run(readTextRecords(content))).toMatchObject({ read: 2, stored: 0, duplicates: 2 });
+    // The refused record counts as read.
+    expect(report).toEqual({ read: 3, stored: 2, duplicates: 0, skipped: [{ position: 'line 3', reason: 'dst_addr is missing or not an IP address' }] });
+    expect(await (await importer()).run(readTextRecords(content))).toMatchObject({ read: 3, stored: 0, duplicates: 2 });
 
     const result = await run<{ traces: { data: Failed[] } }>(subgraph, reader, FAILED, { since, until });
     expect(result.errors).toBeUndefined();
@@ -443,7 +445,7 @@ describe('importTraces', () => {
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'admin_only' });
     const done = await run(subgraph, principalFor('ops', 'admin'), IMPORT, { content: content + '\nnot json' });
     expect(done.errors).toBeUndefined();
-    expect(done.data!.importTraces).toEqual({ read: 1, stored: 1, duplicates: 0, skipped: [{ position: 'line 3', reason: expect.stringMatching(/^not JSON/) }] });
+    expect(done.data!.importTraces).toEqual({ read: 2, stored: 1, duplicates: 0, skipped: [{ position: 'line 3', reason: expect.stringMatching(/^not JSON/) }] });
   });
 
   it('refuses content over 1 MiB', async () => {
