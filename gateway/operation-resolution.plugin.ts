@@ -16,13 +16,16 @@ export const operationResolutionPlugin: ApolloServerPlugin = {
           });
         }
         if (operation) return;
-        throw new GraphQLError(
-          request.operationName
-            ? `The document has no operation named "${request.operationName}"`
-            : 'The document has several operations: name the one to run in operationName',
-          { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } },
-        );
+        throw operationResolutionError(request.operationName, { http: { status: 400 } });
       },
     };
   },
 };
+
+/** The client's error for a document without the operation it names, or with several and no name (the websocket's too). */
+export function operationResolutionError(operationName: string | null | undefined, extensions: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(
+    operationName ? `The document has no operation named "${operationName}"` : 'The document has several operations: name the one to run in operationName',
+    { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', ...extensions } },
+  );
+}

@@ -1,8 +1,21 @@
 import type http from 'node:http';
 import type { ApolloServer } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationRule } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import {
+  getOperationAST,
+  getVariableValues,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  type ValidationRule,
+} from 'graphql';
+import type { Context, SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { IdentityService, keyRefusal } from '../../identity/identity.service.js';
@@ -21,6 +34,8 @@ import { UpstreamClients } from './upstream-clients.js';
 import { upstreamStream } from './upstream-stream.js';
 import { nestsDeeperThan } from '../../core/json-depth.js';
 import { tooDeepGraphQLError } from '../json-depth-guard.js';
+import { operationResolutionError } from '../operation-resolution.plugin.js';
+import { UNAVAILABLE_MESSAGE } from '../signing-data-source.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
 export type { SubscriptionLimits };
@@ -56,6 +71,9 @@ interface SocketState {
   subscriptions: number;
   requestId: string;
 }
+
+/** graphql-ws's context of a socket, as its hooks get it. */
+type HookContext = Context<Record<string, unknown>, Extra & { state?: SocketState }>;
 
 /** An operation's context over the socket: the edge's, plus the socket it came on and the operation's id on it. */
 interface SocketContext extends EdgeContext {
@@ -100,13 +118,44 @@ function clientErrors(result: ExecutionResult, requestId: string, logger: Logger
     ...result,
     errors: result.errors.map((error: unknown) => {
       const plain = error as { message?: unknown; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
-      if (!isMasked(plain) && !isClientError(plain.extensions?.code)) {
-        logger.error({ err: error, requestId, path: plain.path }, 'internal error in a subscription event; the client was told only the request id');
-        return new GraphQLError(internalErrorMessage(requestId), { path: plain.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
-      }
+      if (!isMasked(plain) && !isClientError(plain.extensions?.code)) return internalError(error, requestId, logger, 'internal error in a subscription event', plain.path);
       return new GraphQLError(String(plain.message), { path: plain.path, extensions: clientExtensions(plain.extensions) });
     }),
   };
+}
+
+/** An error that is not the client's doing: logged under the request id, which is all the client is told, as over HTTP. */
+function internalError(error: unknown, requestId: string, logger: Logger, what: string, path?: readonly (string | number)[]): GraphQLError {
+  logger.error({ err: error, requestId, path }, `${what}; the client was told only the request id`);
+  return new GraphQLError(internalErrorMessage(requestId), { path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } });
+}
+
+/**
+ * Why a subscription's upstream operation ended in failure, as the client's error: the subgraph's
+ * own refusal (an `error` message, errors it formatted and masked) keeps its message and code;
+ * its socket lost or never opened is SERVICE_UNAVAILABLE, as an unreachable subgraph is over HTTP.
+ */
+function upstreamFailure(error: unknown, requestId: string, logger: Logger): GraphQLError {
+  if (Array.isArray(error) && error.length) return clientErrors({ errors: error }, requestId, logger).errors![0];
+  // ws hands its events (ErrorEvent, CloseEvent) with the socket on them: the log keeps their gist.
+  const { error: cause, message, code, reason } = (error ?? {}) as { error?: unknown; message?: unknown; code?: unknown; reason?: unknown };
+  logger.warn({ err: error instanceof Error ? error : cause, upstream: { message, code, reason }, requestId }, 'a subscription lost its subgraph operation');
+  return new GraphQLError(UNAVAILABLE_MESSAGE, { extensions: { code: 'SERVICE_UNAVAILABLE', reason: 'service_unavailable', requestId } });
+}
+
+/** A validation or variable error with the code Apollo gives it over HTTP, and of its extensions what a client sees there. */
+function withCode(error: GraphQLError, code: string): GraphQLError {
+  return new GraphQLError(error.message, { nodes: error.nodes, extensions: clientExtensions({ ...error.extensions, code }) });
+}
+
+/**
+ * graphql-ws writes each error of a result with GraphQLError's toJSON. Apollo's answers (queries
+ * and mutations, run by `execute` below) carry errors it formatted and masked already: plain
+ * objects, written as they are; calling toJSON on them threw, and graphql-ws closed the socket.
+ */
+function formattedResult(result: ExecutionResult): FormattedExecutionResult | undefined {
+  if (!result.errors?.some((error) => !(error instanceof GraphQLError))) return undefined;
+  return { ...result, errors: result.errors.map((error) => (error instanceof GraphQLError ? error.toJSON() : error)) };
 }
 
 function refuse(message: string, code: string, reason: string): readonly GraphQLError[] {
@@ -246,6 +295,21 @@ export function serveWebSockets(options: {
   const sweepTimer = setInterval(sweepUnsent, options.limits.unsentSweepMs ?? 1000);
   sweepTimer.unref();
 
+  /**
+   * A graphql-ws hook whose failure is its operation's error, logged under the operation's request
+   * id: graphql-ws ends the socket (4500), and every subscription on it, on anything a hook throws.
+   */
+  const guarded =
+    <A extends unknown[], R, E>(what: string, requestIdOf: (...args: A) => string, answer: (errors: GraphQLError[]) => E, hook: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R | E> => {
+      try {
+        return await hook(...args);
+      } catch (error) {
+        return answer([internalError(error, requestIdOf(...args), options.logger, what)]);
+      }
+    };
+  const requestIdOf = (args: ExecutionArgs) => (args.contextValue as SocketContext).requestId;
+
   /** A failed authentication counts in the client address's window, as over HTTP, so keys cannot be guessed over sockets either. */
   const refuseConnection = async (socket: WebSocket, address: string | undefined, reason: string) => {
     const windows = options.edge.windows(undefined, undefined, address);
@@ -301,58 +365,70 @@ export function serveWebSockets(options: {
         });
         return true;
       },
-      onSubscribe: async (ctx, id, payload) => {
-        const state = sockets.get(ctx.extra.socket);
-        if (!state) return refuse('Not connected', 'UNAUTHENTICATED', 'missing_api_key');
-        const expired = state.key && keyRefusal(state.key);
-        if (expired) {
-          forbid(state, expired);
-          return refuse('The API key no longer authenticates', 'UNAUTHENTICATED', expired);
-        }
-        // Every operation over the socket counts like one HTTP request with its key, in the same windows.
-        const windows = options.edge.windows(state.principal, state.key, undefined);
-        const breach = (await options.limiter.hit(windows)).find((w) => w.exceeded);
-        if (breach) {
-          const exceeded = options.edge.exceeded(breach.window);
-          return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
-        }
-        // Refused before anything walks them: the subgraph fetch serialises variables recursively.
-        if (nestsDeeperThan(payload.variables, options.jsonMaxDepth) || nestsDeeperThan(payload.extensions, options.jsonMaxDepth)) {
-          return [tooDeepGraphQLError(options.jsonMaxDepth)];
-        }
-        let document = validated.get(payload.query);
-        if (document) {
-          // Most recently used last, so the oldest is the first to go.
-          validated.delete(payload.query);
-          validated.set(payload.query, document);
-        } else {
-          try {
-            document = parse(payload.query, { maxTokens: options.maxTokens });
-          } catch (error) {
-            return refuse((error as Error).message, 'GRAPHQL_PARSE_FAILED', 'invalid_query');
+      onSubscribe: guarded(
+        'an operation over a websocket failed before it ran',
+        (ctx: HookContext, id: string, _payload: SubscribePayload) => `${sockets.get(ctx.extra.socket)?.requestId}:${id}`,
+        (errors) => errors,
+        async (ctx: HookContext, id: string, payload: SubscribePayload) => {
+          const state = sockets.get(ctx.extra.socket);
+          if (!state) return refuse('Not connected', 'UNAUTHENTICATED', 'missing_api_key');
+          const expired = state.key && keyRefusal(state.key);
+          if (expired) {
+            forbid(state, expired);
+            return refuse('The API key no longer authenticates', 'UNAUTHENTICATED', expired);
           }
-          const errors = validate(options.executor.schema, document, rules);
-          if (errors.length) return errors;
-          if (validated.size >= VALIDATED_DOCUMENTS) validated.delete(validated.keys().next().value!);
-          validated.set(payload.query, document);
-        }
-        return {
-          schema: options.executor.schema,
-          document,
-          variableValues: payload.variables ?? undefined,
-          operationName: payload.operationName ?? undefined,
-          contextValue: { principal: state.principal, requestId: `${state.requestId}:${id}`, socket: state, operationId: id } satisfies SocketContext,
-        } as ExecutionArgs;
-      },
-      execute: (async (args: ExecutionArgs): Promise<ExecutionResult> => {
+          // Every operation over the socket counts like one HTTP request with its key, in the same windows.
+          const windows = options.edge.windows(state.principal, state.key, undefined);
+          const breach = (await options.limiter.hit(windows)).find((w) => w.exceeded);
+          if (breach) {
+            const exceeded = options.edge.exceeded(breach.window);
+            return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
+          }
+          // Refused before anything walks them: the subgraph fetch serialises variables recursively.
+          if (nestsDeeperThan(payload.variables, options.jsonMaxDepth) || nestsDeeperThan(payload.extensions, options.jsonMaxDepth)) {
+            return [tooDeepGraphQLError(options.jsonMaxDepth)];
+          }
+          let document = validated.get(payload.query);
+          if (document) {
+            // Most recently used last, so the oldest is the first to go.
+            validated.delete(payload.query);
+            validated.set(payload.query, document);
+          } else {
+            try {
+              document = parse(payload.query, { maxTokens: options.maxTokens });
+            } catch (error) {
+              return refuse((error as Error).message, 'GRAPHQL_PARSE_FAILED', 'invalid_query');
+            }
+            const errors = validate(options.executor.schema, document, rules);
+            if (errors.length) return errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
+            if (validated.size >= VALIDATED_DOCUMENTS) validated.delete(validated.keys().next().value!);
+            validated.set(payload.query, document);
+          }
+          // Refused here, as an `error` message, like a document that fails validation: nothing ran.
+          const operation = getOperationAST(document, payload.operationName);
+          if (!operation) return [operationResolutionError(payload.operationName)];
+          const coerced = getVariableValues(options.executor.schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
+          if (coerced.errors) return coerced.errors.map((error) => withCode(error, 'BAD_USER_INPUT'));
+          return {
+            schema: options.executor.schema,
+            document,
+            variableValues: payload.variables ?? undefined,
+            operationName: payload.operationName ?? undefined,
+            contextValue: { principal: state.principal, requestId: `${state.requestId}:${id}`, socket: state, operationId: id } satisfies SocketContext,
+          } as ExecutionArgs;
+        },
+      ),
+      onNext: (_ctx, _id, _payload, _args, result) => formattedResult(result),
+      execute: guarded('an operation over a websocket failed', requestIdOf, (errors) => ({ errors }), async (args: ExecutionArgs): Promise<ExecutionResult | FormattedExecutionResult> => {
         const response = await options.apollo.executeOperation(
           { query: args.document, variables: (args.variableValues ?? {}) as Record<string, unknown>, operationName: args.operationName ?? undefined },
           { contextValue: { principal: (args.contextValue as SocketContext).principal, requestId: (args.contextValue as SocketContext).requestId } },
         );
         if (response.body.kind !== 'single') return { errors: [new GraphQLError('Incremental delivery is not served over websockets')] };
-        return response.body.singleResult as ExecutionResult;
+        // Errors formatted and masked by Apollo, as over HTTP: plain objects (formattedResult).
+        return response.body.singleResult;
       }) as never,
-      subscribe: (async (args: ExecutionArgs) => {
+      subscribe: guarded('a subscription over a websocket failed to start', requestIdOf, (errors) => ({ errors }), async (args: ExecutionArgs) => {
         const { socket: state, operationId, ...context } = args.contextValue as SocketContext;
         // Closed while the operation waited for the limiter: its upstream clients are disposed,
         // and taking one now would keep a shared upstream connection that no one lets go.
@@ -406,23 +482,38 @@ export function serveWebSockets(options: {
           active -= 1;
           await upstream.return();
         };
+        /**
+         * A failure's result, the subscription's last: `next` with the error, then graphql-ws's
+         * `complete`. Thrown instead, graphql-ws answers `error` and then `complete` as well, and
+         * its client releases the operation twice: a lazy client then closes the socket under the
+         * subscriptions still running on it. Nothing is sent once the client completed.
+         */
+        const lastResult = async (error: () => GraphQLError): Promise<IteratorResult<ExecutionResult>> => {
+          const endedElsewhere = ended;
+          await end();
+          return endedElsewhere ? { value: undefined, done: true } : { value: { errors: [error()] }, done: false };
+        };
         /** Each event through graphql-ws's loop, completed by the plan. */
         const relay = async (): Promise<IteratorResult<ExecutionResult>> => {
           if (ended) return { value: undefined, done: true };
+          let step: IteratorResult<ExecutionResult>;
           try {
-            const step = await upstream.next();
-            if (step.done) {
-              await end();
-              return step;
-            }
-            if (keyExpired()) {
-              await end();
-              return { value: undefined, done: true };
-            }
+            step = await upstream.next();
+          } catch (error) {
+            return lastResult(() => upstreamFailure(error, context.requestId, options.logger));
+          }
+          if (step.done) {
+            await end();
+            return step;
+          }
+          if (keyExpired()) {
+            await end();
+            return { value: undefined, done: true };
+          }
+          try {
             return { value: await resolved(step.value), done: false };
           } catch (error) {
-            await end();
-            throw error;
+            return lastResult(() => internalError(error, context.requestId, options.logger, 'a subscription event failed'));
           }
         };
         // The client's `complete` ends the upstream at once (a pending next() settles as done).
@@ -446,12 +537,11 @@ export function serveWebSockets(options: {
          * event is written to the client's socket as it arrives (`deliver`), not relayed through
          * graphql-ws's loop (an iterator step, an await and a stringify per subscriber and event,
          * measurable with thousands of subscribers of one channel). graphql-ws's loop only waits
-         * for the end (`finish`), so its `complete` or `error` frame follows every event. An event
-         * with errors goes through the plan, as before; events after it wait for it, so the order
-         * holds.
+         * for the end (`finish`), so its last frames follow every event. An event with errors goes
+         * through the plan, as before; events after it wait for it, so the order holds.
          */
         function writeDirectly() {
-          /** An event that failed in the plan ends the subscription with graphql-ws's error; nothing after it is written. */
+          /** An event that failed in the plan ends the subscription with its error (lastResult); nothing after it is written. */
           let failedWith: { error: unknown } | undefined;
           let failure: ((error: unknown) => void) | undefined;
           const failed = new Promise<never>((_, reject) => (failure = reject));
@@ -479,6 +569,8 @@ export function serveWebSockets(options: {
             behind = mine;
           };
           const finish = async (): Promise<IteratorResult<ExecutionResult>> => {
+            // Asked again after a failure's result (lastResult): nothing follows it.
+            if (ended) return { value: undefined, done: true };
             // Settles when the upstream ends (done or its error), an event fails, or end() ran.
             let outcome: { error: unknown } | undefined;
             try {
@@ -490,9 +582,9 @@ export function serveWebSockets(options: {
             // frame. Not after the client's complete: graphql-ws has let the id go, and the client
             // may reuse it meanwhile; nothing more is written for this subscription anyway.
             if (!ended) await behind;
-            outcome = failedWith ?? outcome;
+            if (failedWith) return lastResult(() => internalError(failedWith!.error, context.requestId, options.logger, 'a subscription event failed'));
+            if (outcome) return lastResult(() => upstreamFailure(outcome!.error, context.requestId, options.logger));
             await end();
-            if (outcome) throw outcome.error;
             return { value: undefined, done: true };
           };
           return { deliver, finish };
