@@ -38,6 +38,7 @@ import { Migration20261201000100RenewalWindow } from './migrations/Migration2026
 import { Migration20261201000200RenewalRefunds } from './migrations/Migration20261201000200RenewalRefunds.js';
 import { Migration20261201000300RenewalReminders } from './migrations/Migration20261201000300RenewalReminders.js';
 import { Migration20261201000400PaidRegistrations } from './migrations/Migration20261201000400PaidRegistrations.js';
+import { Migration20261201000500WebhookEvents } from './migrations/Migration20261201000500WebhookEvents.js';
 
 import { DocumentBlob } from './document/document-blob.entity.js';
 import { DocumentBlobChunk } from './document/document-blob-chunk.entity.js';
@@ -66,6 +67,7 @@ export const membershipOrmOptions = {
     { name: 'Migration20261201000200RenewalRefunds', class: Migration20261201000200RenewalRefunds },
     { name: 'Migration20261201000300RenewalReminders', class: Migration20261201000300RenewalReminders },
     { name: 'Migration20261201000400PaidRegistrations', class: Migration20261201000400PaidRegistrations },
+    { name: 'Migration20261201000500WebhookEvents', class: Migration20261201000500WebhookEvents },
     idempotentOutcomesMigration('membership'),
   ],
 };

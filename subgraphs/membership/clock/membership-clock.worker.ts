@@ -4,6 +4,7 @@ import { releaseOverdueRegistrations } from '../event/registration-expiry.js';
 import { registrationInvoicing } from '../finance/invoice/registration-invoicing.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from '../member/membership-settings.js';
 import { sendRenewalReminders } from '../member/renewal-reminders.js';
+import { sendLapseNotices } from '../member/lapse-notices.js';
 
 export interface MembershipClockOptions {
   settings?: MembershipSettings;
@@ -14,7 +15,7 @@ export interface MembershipClockOptions {
 
 /**
  * What the calendar does to members without anyone asking: a member's period coming to its end
- * (`member.renewal_due`), a paid event's place whose invoice was not paid in time going back to
+ * (`member.renewal_due`) or its grace running out (`member.lapsed`), a paid event's place whose invoice was not paid in time going back to
  * the waitlist (registrations do that too for their own event, before taking a place). Statuses themselves are computed from dates on every read; this only
  * sends what a date passing should tell. Every membership instance runs one, and each sweep
  * claims its rows in the statement that marks them, so instances share the work without
@@ -57,11 +58,17 @@ export class MembershipClockWorker {
   }
 
   /** One sweep of every task, each until nothing is left; answers what each did. */
-  async runOnce(now = new Date()): Promise<{ renewalReminders: number; releasedRegistrations: number }> {
+  async runOnce(now = new Date()): Promise<{ renewalReminders: number; lapseNotices: number; releasedRegistrations: number }> {
     let renewalReminders = 0;
     for (;;) {
       const sent = await sendRenewalReminders(this.orm.em.fork(), this.settings.renewalReminderDays);
       renewalReminders += sent;
+      if (sent === 0) break;
+    }
+    let lapseNotices = 0;
+    for (;;) {
+      const sent = await sendLapseNotices(this.orm.em.fork());
+      lapseNotices += sent;
       if (sent === 0) break;
     }
     let releasedRegistrations = 0;
@@ -71,6 +78,6 @@ export class MembershipClockWorker {
       releasedRegistrations += released;
       if (events < batch) break;
     }
-    return { renewalReminders, releasedRegistrations };
+    return { renewalReminders, lapseNotices, releasedRegistrations };
   }
 }

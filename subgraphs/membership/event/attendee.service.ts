@@ -23,6 +23,8 @@ import type { AttendeesArgs, CancelRegistrationArgs, CheckInArgs, RegisterArgs }
 import { EventStatus, eventStatusAt } from './event-status.js';
 import { EventService } from './event.service.js';
 import type { RegistrationBilling } from './registration-billing.js';
+import { registrationWebhookData } from './registration-webhook-data.js';
+import { enqueueWebhookEvent } from '../webhook/webhook-outbox.js';
 import { escapeLike } from '../../shared/like.js';
 
 
@@ -137,6 +139,8 @@ export class AttendeeService {
       });
       created.code = code;
       if (hasPlace && paid) await this.bill(em, event, created, now);
+      if (created.status === AttendeeStatus.REGISTERED) await this.announce(em, 'registration.confirmed', created);
+      if (created.status === AttendeeStatus.WAITLISTED) await this.announce(em, 'registration.waitlisted', created);
       return created;
     });
     await this.withWaitlistPositions([attendee]);
@@ -253,6 +257,7 @@ export class AttendeeService {
       } else {
         attendee.status = AttendeeStatus.REGISTERED;
       }
+      await this.announce(em, 'registration.promoted', attendee);
     }
     return next;
   }
@@ -270,6 +275,12 @@ export class AttendeeService {
     if (attendee?.status !== AttendeeStatus.PENDING) return;
     attendee.status = AttendeeStatus.REGISTERED;
     attendee.paymentDueAt = null;
+    await this.announce(this.em, 'registration.confirmed', attendee);
+  }
+
+  /** Tells the account's endpoints of a registration's change, in the transaction that made it. */
+  private announce(em: EntityManager, type: 'registration.confirmed' | 'registration.waitlisted' | 'registration.promoted', attendee: Attendee): Promise<void> {
+    return enqueueWebhookEvent(em, this.principal, type, { registration: registrationWebhookData(attendee) });
   }
 
   /**

@@ -20,6 +20,10 @@ import { MEMBER_CHAT_ACCESS_TRIGGERS } from './chat-access-triggers.js';
 @Index({ name: 'member_scope_category_index', properties: ['accountId', 'mode', 'categoryId', 'createdAt'] })
 // The clock's sweeps run across accounts: current members by the day their period ends.
 @Index({
+  name: 'member_current_grace_end_index',
+  expression: 'create index "member_current_grace_end_index" on "membership"."member" ("grace_ends_on") where "state" = \'current\' and "deleted_at" is null',
+})
+@Index({
   name: 'member_current_period_end_index',
   expression: 'create index "member_current_period_end_index" on "membership"."member" ("period_end") where "state" = \'current\' and "deleted_at" is null',
 })
@@ -136,6 +140,10 @@ export class Member {
   /** The period end the member was last sent `member.renewal_due` for: one reminder per period (renewal-reminders.ts). */
   @Property({ type: 'date', nullable: true })
   renewalRemindedFor?: string | null;
+
+  /** The grace end whose passing was announced as `member.lapsed` (lapse-notices.ts): one notice per lapse. */
+  @Property({ type: 'date', nullable: true })
+  lapseNotifiedFor?: string | null;
 
   /** Archived members leave every list; their finance records stay. */
   @Property({ type: 'datetime', nullable: true })

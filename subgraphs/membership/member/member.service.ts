@@ -18,6 +18,8 @@ import { addDays, DEFAULT_PERIOD_RULE, isCalendarDate, periodFrom, type Period }
 import { MemberSort } from './member-sort.js';
 import { DEFAULT_MEMBERSHIP_SETTINGS, type MembershipSettings } from './membership-settings.js';
 import { renewalDueCondition } from './renewal-reminders.js';
+import { memberWebhookData } from './member-webhook-data.js';
+import { enqueueWebhookEvent } from '../webhook/webhook-outbox.js';
 import { MemberStatus, memberStatusOf, statusConditions, today, type MemberState } from './member-status.js';
 import { escapeLike } from '../../shared/like.js';
 import { findForReading } from '../../shared/read-only-rows.js';
@@ -188,6 +190,7 @@ export class MemberService {
         const service = new MemberService(em, this.principal);
         service.audit.record('member', member.id, 'member.created', null, memberSnapshot(member));
         if (paying) await billing.billPeriod(em, this.principal, { member, category, period, kind: 'membership' });
+        await enqueueWebhookEvent(em, this.principal, 'member.created', { member: memberWebhookData(member) });
         return member;
       });
     } catch (error) {
@@ -281,7 +284,7 @@ export class MemberService {
         service.audit.record('member', member.id, 'member.renewal_invoiced', snapshot, { ...snapshot, invoiceId, renewalPeriod: added });
         return member;
       }
-      service.extend(member, { periodStart: status === MemberStatus.LAPSED ? added.periodStart : member.periodStart, periodEnd: added.periodEnd }, category, null);
+      await service.extend(member, { periodStart: status === MemberStatus.LAPSED ? added.periodStart : member.periodStart, periodEnd: added.periodEnd }, category, null);
       return member;
     });
   }
@@ -298,7 +301,7 @@ export class MemberService {
     const replaced = { periodStart: member.periodStart, periodEnd: member.periodEnd };
     const category = member.categoryId ? await new CategoryService(this.em, this.principal).find(member.categoryId) : null;
     const start = period.periodStart > addDays(member.periodEnd, 1) ? period.periodStart : member.periodStart;
-    this.extend(member, { periodStart: start, periodEnd: period.periodEnd }, category, invoiceId);
+    await this.extend(member, { periodStart: start, periodEnd: period.periodEnd }, category, invoiceId);
     return replaced;
   }
 
@@ -326,11 +329,12 @@ export class MemberService {
     this.audit.record('member', member.id, 'member.deactivated', before, { ...memberSnapshot(member), invoiceId });
   }
 
-  /** Sets the member's period (and grace from it) and records the renewal. */
-  private extend(member: Member, period: Period, category: MemberCategory | null, invoiceId: string | null): void {
+  /** Sets the member's period (and grace from it), records the renewal and tells `member.renewed` endpoints. */
+  private async extend(member: Member, period: Period, category: MemberCategory | null, invoiceId: string | null): Promise<void> {
     const before = memberSnapshot(member);
     Object.assign(member, withGrace(period, category));
     this.audit.record('member', member.id, 'member.renewed', before, { ...memberSnapshot(member), invoiceId });
+    await enqueueWebhookEvent(this.em, this.principal, 'member.renewed', { member: memberWebhookData(member), invoiceId });
   }
 
   /** A member of this account and mode, archived ones too (their invoices are still paid), locked; null when absent. */

@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Mode } from '../../../core/principal.js';
 import { enqueueWebhookEvents } from '../webhook/webhook-outbox.js';
 import { addDays } from './member-period.js';
-import { MemberStatus, memberStatusOf, today as todayUtc } from './member-status.js';
+import { memberStatusOf, today as todayUtc } from './member-status.js';
+import { memberWebhookData } from './member-webhook-data.js';
 
 /**
  * Due for renewal on `on`: current (ACTIVE or GRACE) with a period that ends within `leadDays`.
@@ -25,22 +26,6 @@ interface DueRow {
   grace_ends_on: string;
 }
 
-/** A member as `member.*` webhook deliveries carry it: the GraphQL field names. */
-export function memberWebhookData(member: {
-  id: string;
-  name: string;
-  email: string;
-  categoryId?: string | null;
-  status: MemberStatus;
-  joinedOn?: string;
-  periodStart: string;
-  periodEnd: string | null;
-  graceEndsOn: string | null;
-}): Record<string, unknown> {
-  const { id, name, email, categoryId, status, periodStart, periodEnd, graceEndsOn } = member;
-  return { id, name, email, categoryId: categoryId ?? null, status: status.toUpperCase(), periodStart, periodEnd, graceEndsOn };
-}
-
 /**
  * Sends `member.renewal_due` for every member that became due for renewal (see
  * `renewalDueCondition`), once per period end: the member row remembers the period end it was
@@ -55,13 +40,14 @@ export async function sendRenewalReminders(em: EntityManager, leadDays: number, 
         where "id" in (
           select "id" from "membership"."member"
            where "state" = 'current' and "deleted_at" is null and "period_end" is not null
-             and "period_end" <= ? and "grace_ends_on" >= ?
+             and "period_end" <= ? and "period_end" >= ? and "grace_ends_on" >= ?
              and "renewal_reminded_for" is distinct from "period_end"
            limit ? for update skip locked)
         returning "id", "account_id", "mode", "name", "email", "category_id", "state",
           to_char("period_start", 'YYYY-MM-DD') as "period_start", to_char("period_end", 'YYYY-MM-DD') as "period_end",
           to_char("grace_ends_on", 'YYYY-MM-DD') as "grace_ends_on"`,
-      [addDays(on, leadDays), on, batch],
+      // The lower bound only narrows the index range: grace is at most 366 days.
+      [addDays(on, leadDays), addDays(on, -367), on, batch],
     );
     const byScope = new Map<string, DueRow[]>();
     for (const row of rows) byScope.set(`${row.account_id}:${row.mode}`, [...(byScope.get(`${row.account_id}:${row.mode}`) ?? []), row]);

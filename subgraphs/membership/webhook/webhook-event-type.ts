@@ -6,10 +6,21 @@ export const WEBHOOK_EVENT_TYPES = [
   'channel.created',
   'channel.member_joined',
   'channel.member_left',
+  'member.created',
+  'member.renewed',
+  'member.lapsed',
   'member.renewal_due',
+  'invoice.paid',
+  'invoice.refunded',
+  'registration.confirmed',
+  'registration.waitlisted',
+  'registration.promoted',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The events another subgraph raises and relays here (webhook-relay.resolver.ts): its own outbox, this delivery. */
+export const RELAYED_EVENT_TYPES: readonly WebhookEventType[] = [];
 
 export function isWebhookEventType(value: string): value is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);

@@ -15,6 +15,7 @@ import { IllegalInvoiceTransitionError, InvalidInvoiceError } from './invoice.er
 import { MAX_INVOICE_AMOUNT, type InvoiceLine, type InvoiceLineInput } from './invoice-line.js';
 import { INVOICE_ACTIONS, InvoiceKind, InvoiceStatus, PAYABLE } from './invoice-status.js';
 import { NewInvoiceStatus, type CreateInvoiceArgs, type InvoicesArgs } from './invoice.inputs.js';
+import { announcePaid } from './invoice-webhooks.js';
 
 /** Days from finalisation to the due date when none is given. */
 const DEFAULT_DUE_DAYS = 30;
@@ -262,5 +263,7 @@ export class InvoiceService {
     if (resetDueDate) invoice.dueOn = addDays(invoice.issuedOn, DEFAULT_DUE_DAYS);
     this.audit.record('invoice', invoice.id, 'invoice.finalized', before, invoiceSnapshot(invoice));
     this.settle(invoice);
+    // A zero total is paid at once: that is a payment to tell of too.
+    if ((invoice.status as InvoiceStatus) === InvoiceStatus.PAID) await announcePaid(this.em, this.principal, invoice);
   }
 }

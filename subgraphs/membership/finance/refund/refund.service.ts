@@ -8,6 +8,7 @@ import { AmountTooLargeError } from '../invoice/invoice.errors.js';
 import { InvoiceStatus } from '../invoice/invoice-status.js';
 import { InvoiceService } from '../invoice/invoice.service.js';
 import { followReopenedInvoice } from '../invoice/member-standing.js';
+import { announceRefund } from './refund-webhooks.js';
 import { Payment } from '../payment/payment.entity.js';
 import { PaymentArgumentNotFoundError } from '../payment/payment.errors.js';
 import { PaymentService, paymentSnapshot } from '../payment/payment.service.js';
@@ -77,6 +78,7 @@ export class RefundService {
       audit.record('payment', payment.id, 'payment.refunded', before, paymentSnapshot(payment));
       const wasPaid = invoice.status === InvoiceStatus.PAID;
       invoices.settle(invoice);
+      await announceRefund(em, this.principal, invoice, refund);
       if (wasPaid) await followReopenedInvoice(em, this.principal, invoice);
       return refund;
     });
