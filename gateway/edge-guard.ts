@@ -97,6 +97,12 @@ export function edgeGuard(
         sendApiError(res, edge.format, sessionRefusal.toApiError(), requestId);
         return;
       }
+      // A traceroute key's quota is for answers: a request refused as bad input (400) is given back.
+      if (principal?.kind === 'traceroute' && states.length) {
+        res.once('finish', () => {
+          if (res.statusCode === 400) limiter.refund(windows).catch((error: unknown) => req.log?.warn({ err: error }, 'a refused request was not given back to its quota'));
+        });
+      }
       next();
     } catch (error) {
       next(error);

@@ -80,6 +80,11 @@ export class RateLimiter {
     );
   }
 
+  /** Takes back one request counted by `hit` in every window (one that must not spend a quota). */
+  async refund(windows: readonly LimitWindow[]): Promise<void> {
+    await Promise.all(windows.map((window) => this.counter(window.seconds).reward(`${window.name}:${window.subject}`, 1)));
+  }
+
   /** A window's state now, without counting a request (the dashboard's sign-in checks a failure window before it counts a failure). */
   async peek(window: LimitWindow, now = Date.now()): Promise<WindowState> {
     const result = await this.counter(window.seconds).get(`${window.name}:${window.subject}`);

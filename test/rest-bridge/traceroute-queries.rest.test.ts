@@ -188,3 +188,56 @@ describe('provenance', () => {
     expect(one.provenance.probe_asn).toMatch(/^ip-location-db ASN \d{4}-\d\d-\d\d$/);
   });
 });
+
+describe('a traceroute key over GraphQL, as its spec gives it', () => {
+  const ask = async (headers: Record<string, string>) => {
+    const response = await platform.request('/graphql', { method: 'POST', headers, json: { query: 'query { traceStats(hours: 1) { total } }' } });
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+
+  it('is accepted in X-API-Key', async () => {
+    const { status, body } = await ask({ 'x-api-key': key });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    expect(body.data.traceStats).toEqual({ total: expect.any(Number) });
+  });
+
+  it("is refused in X-API-Key with the spec's reasons: invalid_key, key_disabled, key_expired", async () => {
+    const account = `graphql-refusals-${Date.now()}`;
+    const disabled = await platform.identity().createKey({ account, kind: 'traceroute' });
+    const expired = await platform.identity().createKey({ account, kind: 'traceroute' });
+    const live = await platform.issueKey(account, 'live');
+    await platform.identity().disableKey(disabled.id);
+    await platform.identity().expireKey(expired.id, new Date(Date.now() - 1000));
+    // A key of another kind sent as a traceroute key is, for this API, one it does not know.
+    for (const [secret, reason] of [['tr_nonsense', 'invalid_key'], [disabled.secret, 'key_disabled'], [expired.secret, 'key_expired'], [live, 'invalid_key']] as const) {
+      const { status, body } = await ask({ 'x-api-key': secret });
+      expect(status, reason).toBe(403);
+      expect(body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason });
+    }
+  });
+});
+
+describe('the hourly quota', () => {
+  it('is not spent by a request refused with 400', async () => {
+    const limited = await platform.issueKey(`quota-${Date.now()}`, 'traceroute', { hourlyLimit: 3, dailyLimit: 100 });
+    const call = (query: string) => platform.request(`/v1/public/traces?${query}`, { headers: { 'x-api-key': limited } });
+    const first = await call('limit=1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+    for (const bad of ['limit=abc', 'af=5', 'hop=1', 'since=yesterday', 'protocol=SCTP']) {
+      const refused = await call(bad);
+      expect(refused.status, bad).toBe(400);
+      await refused.arrayBuffer();
+    }
+    // Over the export and GraphQL too.
+    expect((await platform.request('/v1/public/traces/export?limit=0', { headers: { 'x-api-key': limited } })).status).toBe(400);
+    const graph = await platform.request('/graphql', { method: 'POST', headers: { 'x-api-key': limited }, json: { query: '{ traces(af: "five") { data { traceId } } }' } });
+    expect(graph.status).toBe(400);
+    const second = await call('limit=1');
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect((await call('limit=1')).status).toBe(200);
+    expect((await call('limit=1')).status).toBe(429);
+  });
+});
