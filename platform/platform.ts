@@ -41,7 +41,8 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     const subgraphUrls = {} as Record<SubgraphName, string>;
     let localInference: EdgeOptions['localInference'];
     for (const name of SUBGRAPH_NAMES) {
-      const service = await startSubgraphService(name, config, databaseUrl, keyStore, logger, pubsub);
+      // Those started already are reached where they listen (the marketplace relays webhook events to membership).
+      const service = await startSubgraphService(name, { ...config, subgraphUrls: { ...config.subgraphUrls, ...subgraphUrls } }, databaseUrl, keyStore, logger, pubsub);
       stops.push(service.close);
       subgraphUrls[name] = service.url;
       if (name === 'inference') localInference = service.httpRoutes;

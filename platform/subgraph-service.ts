@@ -54,11 +54,21 @@ export async function startSubgraphService(
   const documentWorker = membership?.createDocumentWorker(subgraph.orm, config.documents, child, documentClassifier);
   // What dates passing tell (renewals due, …); every instance sweeps, each row is claimed once.
   const clockWorker = membership ? new membership.MembershipClockWorker(subgraph.orm, { settings: config.membership, logger: child }) : undefined;
+  // The marketplace's deadlines and its webhook events, relayed to the membership subgraph that keeps the endpoints.
+  const marketplaceClock =
+    name === 'marketplace'
+      ? new (await import('../subgraphs/marketplace/webhook/marketplace-clock.worker.js')).MarketplaceClockWorker(subgraph.orm, {
+          membershipUrl: config.subgraphUrls.membership,
+          internalSecret: config.internalSecret,
+          logger: child,
+        })
+      : undefined;
   try {
     const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
     webhookWorker?.start();
     documentWorker?.start();
     clockWorker?.start();
+    marketplaceClock?.start();
     return {
       ...service,
       httpRoutes: subgraph.httpRoutes,
@@ -67,6 +77,7 @@ export async function startSubgraphService(
         await webhookWorker?.stop();
         await documentWorker?.stop();
         await clockWorker?.stop();
+        await marketplaceClock?.stop();
         await service.stop();
         await subgraph.close();
       },

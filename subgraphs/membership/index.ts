@@ -6,6 +6,7 @@ import { ChatChannelResolver } from './chat/chat-channel.resolver.js';
 import { ChatMessageResolver } from './chat/chat-message.resolver.js';
 import { chatChannelReference, chatMessageReference } from './chat/chat.reference.js';
 import { ChatWebhookResolver } from './webhook/chat-webhook.resolver.js';
+import { WebhookRelayResolver } from './webhook/webhook-relay.resolver.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings, type WebhookSettingsContext } from './webhook/webhook-settings.js';
 import { memberReference } from './member/member.reference.js';
 import { MemberResolver } from './member/member.resolver.js';
@@ -43,7 +44,7 @@ import { tenderDocumentFileReference, tenderDocumentReference } from './document
 export const membershipParts: SubgraphParts = {
   name: 'membership',
   orm: membershipOrmOptions,
-  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, DocumentResolver, DocumentCategoryResolver],
+  resolvers: [MemberResolver, ApiKeyResolver, EventResolver, AttendeeResolver, ChatChannelResolver, ChatMessageResolver, ChatWebhookResolver, WebhookRelayResolver, CategoryResolver, InvoiceResolver, PaymentResolver, RefundResolver, ReportResolver, AuditResolver, CandidateMatchResolver, DocumentResolver, DocumentCategoryResolver],
   // MatchingMember is reached only by reference (Query.jobMatches in the marketplace): no field of ours returns it.
   orphanedTypes: [MatchingMemberType, TenderDocumentType, TenderDocumentFileType],
   references: { Member: memberReference, ChatChannel: chatChannelReference, ChatMessage: chatMessageReference, MatchingJob: matchingJobReference, MatchingMember: matchingMemberReference, Document: documentReference, TenderDocument: tenderDocumentReference, TenderDocumentFile: tenderDocumentFileReference },

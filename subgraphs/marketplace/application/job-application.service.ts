@@ -14,6 +14,8 @@ import { JobApplication } from './job-application.entity.js';
 import { ApplicationNotActiveError, DuplicateApplicationError, InvalidCandidateError, PostingNotOpenError } from './job-application.errors.js';
 import type { ApplyToJobArgs, HireJobApplicationArgs, JobApplicantsArgs, MoveJobApplicationArgs, RejectJobApplicationArgs } from './job-application.inputs.js';
 import { JobApplicationStatus } from './job-application-status.js';
+import { raiseWebhookEvent } from '../webhook/marketplace-webhook-outbox.js';
+import { applicationStatusChange } from './application-webhook-data.js';
 
 /** What subscribers of an application's status changes receive; published after the commit. */
 export interface ApplicationStatusEvent {
@@ -105,6 +107,7 @@ export class JobApplicationService {
           updatedAt: now,
         });
         this.audit(em, created.id, null, position(created));
+        raiseWebhookEvent(em, this.scope, 'application.status_changed', applicationStatusChange(created, null));
         return created;
       });
       this.publish(application);
@@ -168,9 +171,11 @@ export class JobApplicationService {
       if (!found) throw new NotFoundError('job_application', id);
       if (found.status !== JobApplicationStatus.ACTIVE) throw new ApplicationNotActiveError(found.status);
       const from = position(found);
+      const before = { status: found.status, stage: found.stage };
       const reason = await mutate(found, em);
       found.updatedAt = new Date();
       this.audit(em, found.id, from, position(found), reason);
+      raiseWebhookEvent(em, this.scope, 'application.status_changed', applicationStatusChange(found, before));
       return found;
     });
     this.publish(application);

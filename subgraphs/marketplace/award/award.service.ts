@@ -11,6 +11,8 @@ import { IllegalTenderTransitionError } from '../tender/tender-transitions.js';
 import { NotTenderBuyerError } from '../tender/tender.errors.js';
 import type { Tender } from '../tender/tender.entity.js';
 import { TenderService } from '../tender/tender.service.js';
+import { raiseWebhookEvent } from '../webhook/marketplace-webhook-outbox.js';
+import { awardWebhookData, tenderWebhookData } from '../tender/tender-webhook-data.js';
 import { Award, AwardStatus, type BidScore } from './award.entity.js';
 import { AwardsPendingError, BidNotValidError, LotAlreadyAwardedError, NotBestBidError, QualityScoresError } from './award.errors.js';
 import type { AwardTenderArgs, CancelAwardArgs } from './award.inputs.js';
@@ -44,12 +46,14 @@ export class AwardService {
       const lotId = this.lotOf(tender, args.lotId ?? named?.lotId ?? null);
       const current = await em.findOne(Award, { tenderId: tender.id, lotId, status: LIVE_AWARD });
       if (current?.status === AwardStatus.ACTIVE) throw new LotAlreadyAwardedError(current.id);
+      let awarded: Award;
       if (current) {
         // A pending award (the next best after a cancellation) is confirmed as it stands.
         if (named && named.id !== current.bidId) throw new NotBestBidError(current.bidId);
         this.auditAward(em, current, AwardStatus.PENDING, AwardStatus.ACTIVE, 'confirmed by the buyer');
         current.status = AwardStatus.ACTIVE;
         current.updatedAt = new Date();
+        awarded = current;
       } else {
         const valid = await em.find(Bid, { tenderId: tender.id, lotId, status: BidStatus.ACTIVE });
         if (!valid.length) throw new BidNotValidError('missing: the lot has no valid bid');
@@ -72,9 +76,12 @@ export class AwardService {
         });
         this.auditAward(em, award, null, AwardStatus.ACTIVE);
         for (const bid of valid) this.moveBid(em, bid, bid.id === winner.id ? BidStatus.AWARDED : BidStatus.UNSUCCESSFUL, bid.id === winner.id ? 'awarded' : `lost to bid ${winner.id}`);
+        awarded = award;
       }
       await em.flush();
       await this.decide(em, tender);
+      raiseWebhookEvent(em, tender, 'tender.awarded', { tender: tenderWebhookData(tender), award: awardWebhookData(awarded) });
+      await em.flush();
       return tender;
     });
   }

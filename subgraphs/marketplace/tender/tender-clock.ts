@@ -5,6 +5,8 @@ import { BidStatus } from '../bid/bid-status.js';
 import { Tender } from './tender.entity.js';
 import { TenderStatus } from './tender-status.js';
 import { assertTransition } from './tender-transitions.js';
+import { raiseWebhookEvent } from '../webhook/marketplace-webhook-outbox.js';
+import { tenderWebhookData } from './tender-webhook-data.js';
 
 /**
  * The database's clock, `clock_timestamp()`: the one clock every deadline rule reads (the
@@ -51,6 +53,8 @@ export async function settleLocked(em: EntityManager, tender: Tender): Promise<b
   // Bids not confirmed under the current terms are excluded from the evaluation for good.
   tender.status = to;
   tender.updatedAt = new Date();
+  // The buyer's endpoints learn it with the settling: the period is over, the count is no longer sealed.
+  raiseWebhookEvent(em, tender, 'tender.period_closed', { tender: tenderWebhookData(tender, Number(row.valid)) });
   await em.flush();
   return true;
 }

@@ -15,12 +15,15 @@ export const WEBHOOK_EVENT_TYPES = [
   'registration.confirmed',
   'registration.waitlisted',
   'registration.promoted',
+  'application.status_changed',
+  'tender.period_closed',
+  'tender.awarded',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** The events another subgraph raises and relays here (webhook-relay.resolver.ts): its own outbox, this delivery. */
-export const RELAYED_EVENT_TYPES: readonly WebhookEventType[] = [];
+/** The events the marketplace subgraph raises and relays here (webhook-relay.resolver.ts): its own outbox, this delivery. */
+export const RELAYED_EVENT_TYPES: readonly WebhookEventType[] = ['application.status_changed', 'tender.period_closed', 'tender.awarded'];
 
 export function isWebhookEventType(value: string): value is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../core/principal.js';
 import { MembershipClockWorker } from '../../../subgraphs/membership/clock/membership-clock.worker.js';
+import { WEBHOOK_RELAY_KEY_ID } from '../../../subgraphs/membership/webhook/webhook-relay.resolver.js';
 import type { Subgraph } from '../../../subgraphs/shared/subgraph.js';
 import { startMembershipSubgraph, type MembershipTestbed } from '../../support/membership-subgraph.js';
 import { principalFor, run } from '../../support/subgraph-harness.js';
@@ -116,10 +117,29 @@ describe('webhook events beyond chat', () => {
 
   it('take the new event types at registration, and refuse an unknown one', async () => {
     const owner = principalFor();
-    const created = await run(subgraph, owner, `mutation { createChatWebhook(url: "http://127.0.0.1:9/x", eventTypes: ["invoice.paid", "registration.promoted"]) { webhook { eventTypes } } }`);
+    const created = await run(subgraph, owner, `mutation { createChatWebhook(url: "http://127.0.0.1:9/x", eventTypes: ["tender.awarded", "application.status_changed"]) { webhook { eventTypes } } }`);
     expect(created.errors).toBeUndefined();
     const refused = await run(subgraph, owner, `mutation { createChatWebhook(url: "http://127.0.0.1:9/x", eventTypes: ["tender.opened"]) { webhook { id } } }`);
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'unknown_event_type' });
   });
 });
 
+describe('events the marketplace relays', () => {
+  const RELAY = `mutation($eventId: String!, $type: String!, $timestamp: String!, $data: JSONObject!) { relayWebhookEvent(eventId: $eventId, type: $type, timestamp: $timestamp, data: $data) }`;
+
+  it('enter the account’s outbox once under the id they were raised with, from the relay only', async () => {
+    const owner = principalFor();
+    const hook = await endpoint(owner, ['tender.awarded']);
+    const relay = { ...owner, keyId: WEBHOOK_RELAY_KEY_ID };
+    const event = { eventId: 'mkt_0123456789abcdef', type: 'tender.awarded', timestamp: '2026-11-28T10:00:00.000Z', data: { tender: { id: 't1' } } };
+    const refused = await run(subgraph, owner, RELAY, event);
+    expect(refused.errors?.[0].extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'wrong_key_kind' });
+    expect(await ok(relay, RELAY, event)).toEqual({ relayWebhookEvent: true });
+    expect(await ok(relay, RELAY, event)).toEqual({ relayWebhookEvent: true });
+    expect(await events(hook)).toEqual([{ type: 'tender.awarded', timestamp: event.timestamp, data: { tender: { id: 't1' }, livemode: true } }]);
+    const rows = await subgraph.orm.em.getConnection().execute('select event_id from membership.chat_webhook_delivery where webhook_id = ?', [hook]);
+    expect(rows).toEqual([{ event_id: event.eventId }]);
+    const wrongType = await run(subgraph, relay, RELAY, { ...event, eventId: 'mkt_x', type: 'member.created' });
+    expect(wrongType.errors?.[0].extensions).toMatchObject({ reason: 'unknown_event_type' });
+  });
+});
