@@ -212,22 +212,30 @@ export function serviceTInterface(limits: RateLimits): EdgeInterface {
   };
 }
 
-/** Service I's text and chat endpoints, which take a text key; everything else there takes an image key. */
+/** Service I's text and chat endpoints, which take a text key. */
 const SERVICE_I_TEXT_PATHS = /^\/v1\/(chat\/completions|completions|tokenize|models)\/?$/;
 
-/** Which key kind a Service I path needs, from its path below the mount. */
-export function serviceIKind(pathBelowMount: string): KeyKind {
-  return SERVICE_I_TEXT_PATHS.test(pathBelowMount) ? 'text' : 'image';
+/** Service I's image endpoints (the spec's and the WebUI's own), which take an image key: the subgraph's image route table. */
+const SERVICE_I_IMAGE_PATHS =
+  /^\/(v1\/(txt2img|img2img|upscale-img|img-samplers|upscalers|img-options|parallel-requests)|sdapi\/v1\/(sd-models|txt2img|img2img|extra-single-image|samplers|upscalers|options|progress))\/?$/;
+
+/** Which key kind a Service I path needs, from its path below the mount; null for a path it does not have, which either kind may hear is 404. */
+export function serviceIKind(pathBelowMount: string): KeyKind | null {
+  if (SERVICE_I_TEXT_PATHS.test(pathBelowMount)) return 'text';
+  return SERVICE_I_IMAGE_PATHS.test(pathBelowMount) ? 'image' : null;
 }
 
-/** Service I at /inference/image: image endpoints need an image key, text endpoints a text key. */
+/** Service I at /inference/image: image endpoints need an image key, text endpoints a text key, and a path it lacks is 404 for either. */
 export function serviceIInterface(limits: RateLimits, base: string): EdgeInterface {
   const needed = (req: Request) => serviceIKind(req.path.slice(base.length) || '/');
   return {
     name: 'service-i',
     credential: bearerCredential,
-    kinds: (req) => [needed(req)],
-    refusal: (reason, req) => openAIRefusal(reason, needed(req), req),
+    kinds: (req) => {
+      const kind = needed(req);
+      return kind ? [kind] : ['text', 'image'];
+    },
+    refusal: (reason, req) => openAIRefusal(reason, needed(req) ?? 'image', req),
     windows: (principal, key, address) => windowsOf(limits, principal, key, address),
     exceeded: perMinuteBreach,
     format: openAIErrorFormat,

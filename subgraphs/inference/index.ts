@@ -47,6 +47,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
   // before the feed is there are caught up by its sync below.
   let feed: ProviderStatusFeed | undefined;
   const registry = await ProviderRegistry.create(config, {
+    logger,
     onChange: (report) => {
       logger.info({ provider: report.id, status: report.status }, 'provider status changed');
       feed?.changed(report);

@@ -8,7 +8,7 @@ import { startTestPlatform, type TestPlatform } from '../support/platform-harnes
 /**
  * The image paths of Service I, the proxy and the gateway over a loopback Stable-Diffusion-WebUI
  * (provider_d), and what the platform answers where no provider has an image upstream
- * (provider_c): 503 naming the setting for generation, the embedded upscalers for None, Lanczos and
+ * (provider_c): 400 capability_not_served naming the setting for generation, the embedded upscalers for None, Lanczos and
  * Nearest, 404 for a neural one.
  */
 let platform: TestPlatform;
@@ -136,10 +136,10 @@ describe('the gateway images API (openai client)', () => {
     expect(data[(info.width * (info.height - 1)) * info.channels]).toBe(0);
   });
 
-  it('refuses generation where no provider has an image upstream, naming the setting; upscales there with the embedded upscalers', async () => {
+  it('refuses generation where no provider has an image upstream with 400 capability_not_served, naming the setting; upscales there with the embedded upscalers', async () => {
     const refused = await post('/inference/gateway/v1/images/generations', { prompt: 'x', provider: 'provider_c' });
-    expect(refused.status).toBe(503);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/sd-webui/);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'capability_not_served', message: expect.stringMatching(/sd-webui/) });
     const image = (await png(32, 16)).toString('base64');
     const up = await post('/inference/gateway/v1/images/upscale', { image, upscaler: 'Lanczos', scale: 2, provider: 'provider_c' });
     expect(up.status).toBe(200);

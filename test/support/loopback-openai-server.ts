@@ -33,6 +33,8 @@ export interface LoopbackBehaviour {
   loading: boolean;
   /** vLLM's error body: nested `{"error":{...}}` (current) or flat `{"object":"error",...}` (before 0.10). */
   vllmErrorStyle: 'nested' | 'flat';
+  /** A stream's headers go at once (as vLLM's do); its first chunk waits for this. */
+  firstChunkGate?: Promise<void>;
 }
 
 export interface RecordedRequest {
@@ -216,7 +218,10 @@ export class LoopbackOpenAiServer {
     }
     const includeUsage = (request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true && !this.behaviour.omitUsage;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    // Starlette (vLLM's server) sends the response start before iterating the stream.
+    res.flushHeaders();
     const behaviour = this.behaviour;
+    if (behaviour.firstChunkGate) await behaviour.firstChunkGate;
     const write = async (line: string) => {
       if (behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
       if (res.destroyed) return false;

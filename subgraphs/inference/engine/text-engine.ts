@@ -79,6 +79,12 @@ export interface GenerationRequest {
   guided?: Guided;
   /** Aborted when the client goes away or the interface's timeout passes: the engine stops at once. */
   signal: AbortSignal;
+  /**
+   * Called by an engine that can tell when it has accepted the request, before its first token
+   * (an upstream answered 200 with its stream), so that a streamed answer starts at once. What
+   * the engine refuses is refused before it.
+   */
+  onAccepted?: () => void;
 }
 
 export type FinishReason = 'stop' | 'length';
@@ -96,7 +102,8 @@ export type GenerationEvent =
   | { type: 'delta'; text: string }
   | { type: 'done'; finishReason: FinishReason; usage: Usage; extensions?: Record<string, unknown> };
 
-export type ModelStatus = 'ready' | 'loading' | 'failed';
+/** `unavailable`: its engine cannot be reached now (an upstream down); requests for it are answered 503. */
+export type ModelStatus = 'ready' | 'loading' | 'failed' | 'unavailable';
 
 export interface EngineModel {
   id: string;

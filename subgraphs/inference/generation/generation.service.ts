@@ -3,9 +3,10 @@ import { EngineError, type GenerationEvent, type GenerationInput, type Guided, t
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ProviderTarget } from '../provider-registry/provider-registry.js';
 import { ImageInputRefused, type UrlImagePolicy } from './image-input-refused.js';
-import type { InterfaceName, ProviderModel } from '../provider-registry/provider-registry.js';
+import type { ImageModel, InterfaceName, ProviderModel } from '../provider-registry/provider-registry.js';
 import type { UsageInterface } from '../usage/usage-interface.js';
 import { planOf, type Principal } from '../../../core/principal.js';
+import { AttemptLog } from './attempt-log.js';
 
 /** Who is calling: a key's principal, or (keyless interfaces) the client's address. */
 export interface Caller {
@@ -31,6 +32,12 @@ export interface GenerateCall {
   urlImages: UrlImagePolicy;
   /** How the interface answers an error (its table's status and code), for the usage record. */
   outcomeOf: OutcomeOf;
+  /**
+   * Called once the call is under way on a provider: when its engine has accepted the request (an
+   * upstream answered with its stream), at the latest with the first event. A refusal before it
+   * is still an error status; a streamed answer may send its headers from here on.
+   */
+  onAccepted?: () => void;
 }
 
 /** The status and error code an interface answers an error with. */
@@ -84,19 +91,16 @@ export class GenerationService {
     const limitMs = this.runtime.config.timeouts.generationMs;
     const timeout = AbortSignal.timeout(limitMs);
     const signal = AbortSignal.any([call.signal, timeout]);
-    let provider = call.provider ?? '';
+    const attempts = new AttemptLog(this.runtime, call, call.provider ?? '');
     let firstTokenAt: number | null = null;
     let recorded = false;
     const record = (status: number, errorCode: string | null, usage: Usage | null | undefined) => {
       if (recorded) return;
       recorded = true;
       this.runtime.usage.record({
-        interface: call.usageInterface,
-        provider,
+        ...attempts.who(),
+        provider: attempts.provider,
         model: call.model,
-        accountId: call.caller.principal?.accountId ?? null,
-        keyId: call.caller.principal?.keyId ?? null,
-        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
         promptTokens: usage?.promptTokens ?? 0,
         completionTokens: usage?.completionTokens ?? 0,
         latencyMs: performance.now() - startedAt,
@@ -107,6 +111,12 @@ export class GenerationService {
         occurredAt,
       });
     };
+    let accepted = false;
+    const accept = () => {
+      if (accepted) return;
+      accepted = true;
+      call.onAccepted?.();
+    };
     try {
       const resolution = await this.runtime.registry.resolve({
         interface: call.interface,
@@ -115,18 +125,18 @@ export class GenerationService {
         plan: this.planFor(call.caller),
         capability: capabilityOf(call.input),
       });
-      let chosen: string | undefined;
       const events = this.runtime.registry.generate(
         withImagePolicy(resolution.targets, call.input, call.urlImages),
-        { input: call.input, sampling: call.sampling, guided: call.guided, signal },
-        (target) => (chosen = target.provider.id),
+        { input: call.input, sampling: call.sampling, guided: call.guided, signal, onAccepted: accept },
+        undefined,
+        attempts.hooks,
       );
       const first = await events.next().catch((error: unknown) => {
         throw timeout.aborted && !call.signal.aborted ? timedOut(limitMs) : error;
       });
-      provider = chosen ?? resolution.targets[0]?.provider.id ?? provider;
       if (first.done) throw new EngineError('upstream_error', 'The engine ended the generation without an answer');
       firstTokenAt = performance.now();
+      accept();
       const guarded = async function* (): AsyncGenerator<GenerationEvent> {
         try {
           for (;;) {
@@ -145,7 +155,7 @@ export class GenerationService {
         first: first.value,
         run: {
           model: resolution.model,
-          provider,
+          provider: attempts.provider,
           events: rest,
           finish: ({ status, errorCode, usage }) => {
             record(status, errorCode ?? null, usage);
@@ -170,28 +180,24 @@ export class GenerationService {
   /** Counts the tokens of a prompt or of chat messages (with the model's chat template) on the best provider serving the model. */
   async tokenize(call: { interface: InterfaceName; usageInterface: UsageInterface; caller: Caller; provider?: string; model: string; input: GenerationInput; outcomeOf: OutcomeOf }): Promise<TokenizeResult & { provider: string }> {
     const startedAt = performance.now();
-    let provider = call.provider ?? '';
+    const attempts = new AttemptLog(this.runtime, { ...call, streamed: false }, call.provider ?? '');
     let status = 200;
     let errorCode: string | null = null;
     let count = 0;
     try {
       const resolution = await this.runtime.registry.resolve({ interface: call.interface, provider: call.provider, model: call.model, plan: this.planFor(call.caller), capability: 'tokenize' });
-      const { value, target, slot } = await this.runtime.registry.withFailover(resolution.targets, (target) => target.engine.tokenize(target.engineModel, call.input));
+      const { value, slot } = await this.runtime.registry.withFailover(resolution.targets, (target) => target.engine.tokenize(target.engineModel, call.input), undefined, attempts.hooks);
       slot.release();
-      provider = target.provider.id;
       count = value.count;
-      return { ...value, provider };
+      return { ...value, provider: attempts.provider };
     } catch (error) {
       ({ status, code: errorCode } = call.outcomeOf(error));
       throw error;
     } finally {
       this.runtime.usage.record({
-        interface: call.usageInterface,
-        provider,
+        ...attempts.who(),
+        provider: attempts.provider,
         model: call.model,
-        accountId: call.caller.principal?.accountId ?? null,
-        keyId: call.caller.principal?.keyId ?? null,
-        clientAddress: call.caller.principal ? null : (call.caller.address ?? null),
         promptTokens: count,
         completionTokens: 0,
         latencyMs: performance.now() - startedAt,
@@ -204,14 +210,23 @@ export class GenerationService {
   }
 
   /** The models an interface lists (of one provider when named), within the listing timeout. */
-  async models(request: { interface: InterfaceName; provider?: string; plan?: string }): Promise<ProviderModel[]> {
+  models(request: { interface: InterfaceName; provider?: string; plan?: string }): Promise<ProviderModel[]> {
+    return this.withinListingTime(this.runtime.registry.listModels(request));
+  }
+
+  /** The image models an interface lists (the gateway's: the WebUI checkpoints of its image providers), within the listing timeout. */
+  imageModels(request: { interface: InterfaceName; provider?: string }): Promise<ImageModel[]> {
+    return this.withinListingTime(this.runtime.registry.listImageModels(request));
+  }
+
+  private async withinListingTime<T>(listing: Promise<T>): Promise<T> {
     const ms = this.runtime.config.timeouts.listingMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new EngineError('timeout', `The model listing did not finish within ${Math.round(ms / 1000)} s`)), ms);
     });
     try {
-      return await Promise.race([this.runtime.registry.listModels(request), timeout]);
+      return await Promise.race([listing, timeout]);
     } finally {
       clearTimeout(timer);
     }

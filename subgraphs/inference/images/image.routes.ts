@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import sharp, { type Sharp } from 'sharp';
 import type { z } from 'zod';
-import { EMBEDDED_UPSCALERS, type Img2ImgRequest, type Txt2ImgRequest, type Upscaler } from '../engine/image-engine.js';
+import { EMBEDDED_UPSCALERS, IMAGE_UPSTREAM_SETTING, type Img2ImgRequest, type Txt2ImgRequest, type Upscaler } from '../engine/image-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { outcomeFor, WireError } from '../openai/openai-error.js';
 import { parseWire } from '../openai/wire-body.js';
@@ -11,6 +11,7 @@ import type { WireCall, WireRoute } from '../openai/wire-route.js';
 import { IMAGE_DEFAULTS, img2imgSchema, openAiGenerationSchema, openAiUpscaleSchema, sizeOf, txt2imgSchema, upscaleSchema } from './image-request.js';
 import { answerGeneration, openAiShape, webuiShape } from './image-answer.js';
 import { ImageService, type ImageCall } from './image.service.js';
+import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 
 // Four 2048x2048 PNGs as base64 run to tens of megabytes.
 const IMAGE_BODY_LIMIT = '80mb';
@@ -88,7 +89,7 @@ export function imageRoutes(runtime: InferenceRuntime, parallel: (iface: WireInt
   };
   const progress = async (wire: WireCall) => {
     const target = service.engine({ interface: wire.iface });
-    if (!target) throw new WireError(503, 'service_unavailable', 'No provider of this interface generates images', null, 5);
+    if (!target) throw new ProviderRefusal('capability_not_served', `No provider of this interface generates images: it needs ${IMAGE_UPSTREAM_SETTING}`);
     wire.res.json(await target.engine.progress());
   };
   const parallelRequests = async (wire: WireCall) => {

@@ -1,4 +1,9 @@
 import { IMAGE_UPSTREAM_SETTING, ImageEngineError, isEmbeddedUpscaler, type ImageGenerationStream, type Img2ImgRequest, type Txt2ImgRequest, type UpscaleRequest, type UpscaleResponse } from '../engine/image-engine.js';
+import type { Capability } from '../config/inference-config.schema.js';
+import { decodeBase64Image } from '../engines/upscale/base64-image.js';
+import { UPSCALE_LIMITS } from '../engines/upscale/upscale-limits.js';
+import { sniffImageFormat } from '../image-input/image-format.js';
+import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 import type { ProviderSlot } from '../provider-registry/provider-slots.js';
 import type { Caller, OutcomeOf } from '../generation/generation.service.js';
 import type { InferenceRuntime } from '../inference-context.js';
@@ -24,13 +29,9 @@ export interface ImageCall {
 export class ImageService {
   constructor(private readonly runtime: InferenceRuntime) {}
 
-  private targets(call: Pick<ImageCall, 'interface' | 'provider'>): ImageTarget[] {
-    return this.runtime.registry.imageTargets({ interface: call.interface, provider: call.provider });
-  }
-
-  /** The interface's image engine, if one of its providers has one. */
-  engine(call: Pick<ImageCall, 'interface' | 'provider'>): ImageTarget | undefined {
-    return this.targets(call)[0];
+  /** The interface's image engine (of the provider named), if one of its providers has one and, asked, serves the capability. */
+  engine(call: Pick<ImageCall, 'interface' | 'provider'>, capability?: Capability): ImageTarget | undefined {
+    return this.runtime.registry.imageTargets({ interface: call.interface, provider: call.provider, capability })[0];
   }
 
   /** Text to image, answered as events (the images pass through in pieces); the slot, the deadline and the usage record last until the events end. */
@@ -77,7 +78,7 @@ export class ImageService {
 
   private async generate(call: ImageCall, operation: 'txt2img' | 'img2img', request: Txt2ImgRequest): Promise<ImageGenerationStream> {
     const startedAt = performance.now();
-    const target = this.engine(call);
+    const target = this.engine(call, operation);
     const named = request.sd_model_checkpoint ?? '';
     const usage = { provider: target?.provider.id ?? call.provider ?? '', model: named, status: 200, errorCode: null as string | null, images: 0 };
     const failed = (error: unknown) => {
@@ -92,7 +93,12 @@ export class ImageService {
     };
     let events: ImageGenerationStream;
     try {
-      if (!target) throw new ImageEngineError('unavailable', `No provider of this interface generates images: configure ${IMAGE_UPSTREAM_SETTING}`);
+      if (operation === 'img2img') checkImages(request as Img2ImgRequest);
+      if (!target) {
+        // Not a passing failure: nothing here will ever serve it until the configuration changes.
+        const who = call.provider ?? 'No provider of this interface';
+        throw new ProviderRefusal('capability_not_served', `${who} does not serve ${operation}: it needs ${IMAGE_UPSTREAM_SETTING}`, call.provider !== undefined ? 'provider' : undefined);
+      }
       slot = this.runtime.registry.acquire(target.provider.id, call.signal);
       const deadline = new AbortController();
       timer = setTimeout(() => deadline.abort(new ImageEngineError('timeout', 'The image engine did not answer in time')), this.runtime.config.timeouts.imageGenerationMs);
@@ -110,8 +116,8 @@ export class ImageService {
           if (event.type === 'image') usage.images++;
           if (event.type === 'done') {
             ended = true;
-            // A request naming no checkpoint runs on the one the WebUI has loaded: its answer names it.
-            usage.model = named || checkpointOf(event.info);
+            // The model name the WebUI ran, which is how /v1/models lists it (a request may have named its title or hash).
+            usage.model = checkpointOf(event.info) || named;
           }
           yield event;
         }
@@ -145,6 +151,20 @@ export class ImageService {
       status: usage.status,
       errorCode: usage.errorCode,
     });
+  }
+}
+
+/**
+ * The images of an img2img request checked before any upstream sees them, as the upscalers check
+ * theirs: base64 (a data: prefix allowed), within the size limit, and an image by its bytes. A
+ * WebUI answers a bad one with a 500 of its own wording, which would reach the client as a 502.
+ */
+function checkImages(request: Img2ImgRequest): void {
+  const images: [unknown, string][] = (Array.isArray(request.init_images) ? request.init_images : []).map((image, i) => [image, `init_images[${i}]`]);
+  if (request.mask !== undefined) images.push([request.mask, 'mask']);
+  for (const [image, param] of images) {
+    const bytes = decodeBase64Image(image, param, UPSCALE_LIMITS.maxInputBytes);
+    if (!sniffImageFormat(bytes)) throw new ImageEngineError('invalid_request', `${param} is not a PNG, JPEG, GIF, BMP, WebP or TIFF image`, param);
   }
 }
 

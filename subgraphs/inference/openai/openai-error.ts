@@ -102,7 +102,7 @@ export function wireErrorOf(iface: WireInterface, error: unknown): WireError {
           ? new WireError(403, 'model_not_on_plan', error.message, 'model')
           : new WireError(404, 'model_not_found', error.message, 'model');
       case 'capability_not_served':
-        return new WireError(400, 'capability_not_served', error.message, error.param ?? 'model');
+        return new WireError(400, 'capability_not_served', error.message, error.param ?? null);
       case 'busy':
         return new WireError(429, 'provider_busy', error.message, error.param ?? null, BUSY_RETRY_AFTER);
       case 'unavailable':

@@ -25,7 +25,7 @@ import {
   type ChatBody,
   type CompletionBody,
 } from './openai-request.js';
-import { chunk, fullResponse, listedModels, newCompletion, usageChunk, type Kind } from './openai-response.js';
+import { chunk, fullResponse, listedImageModels, listedModels, newCompletion, usageChunk, type Kind } from './openai-response.js';
 import { USAGE_INTERFACE, WIRE_INTERFACES, badValueStatus, isKeyless, type WireInterface } from './wire-interface.js';
 
 declare module 'express-serve-static-core' {
@@ -70,6 +70,20 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     if (Array.isArray(guided)) throw new WireError(badValueStatus(iface), 'invalid_value', guided[1], guided[0]);
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
+    const completion = newCompletion(kind, body.model);
+    const { res } = wire;
+    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    // A stream starts once a provider has the request, as vLLM's does: headers and the role chunk
+    // at once, not with the first token. Refusals before it keep their status.
+    const open = () => {
+      if (res.headersSent || wire.signal.aborted) return;
+      res.status(200);
+      res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+      res.setHeader('cache-control', 'no-cache');
+      res.setHeader('x-accel-buffering', 'no');
+      res.flushHeaders();
+      if (kind === 'chat') send(chunk(kind, completion, { role: true, text: '' }, includeUsage));
+    };
     const call: GenerateCall = {
       interface: iface,
       usageInterface: USAGE_INTERFACE[iface],
@@ -83,10 +97,27 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
       outcomeOf: outcomeFor(iface),
+      ...(stream ? { onAccepted: open } : {}),
     };
-    const { run, first } = await service.start(call);
-    const completion = newCompletion(kind, run.model);
-    const { res } = wire;
+    // Headers gone: an error travels as an event (the openai SDK throws it as an APIError), then the stream ends.
+    const failMidStream = (error: unknown) => {
+      const answered = wireErrorOf(iface, error);
+      if (answered.status >= 500) logger.warn({ err: error }, 'generation failed midway');
+      send(errorBody(answered));
+      res.write('data: [DONE]\n\n');
+      res.end();
+      return answered;
+    };
+    let started: Awaited<ReturnType<GenerationService['start']>>;
+    try {
+      started = await service.start(call);
+    } catch (error) {
+      // The stream is open (the provider took the request, then failed before its first token): answered in the stream.
+      if (!res.headersSent || wire.signal.aborted) throw error;
+      failMidStream(error);
+      return;
+    }
+    const { run, first } = started;
     if (!stream) {
       let text = '';
       let event: GenerationEvent = first;
@@ -109,15 +140,9 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       }
     }
 
-    res.status(200);
-    res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-    res.setHeader('cache-control', 'no-cache');
-    res.setHeader('x-accel-buffering', 'no');
-    res.flushHeaders();
-    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    open();
     let usage: Usage | null = null;
     try {
-      if (kind === 'chat') send(chunk(kind, completion, { role: true, text: '' }, includeUsage));
       let event: GenerationEvent = first;
       for (;;) {
         if (event.type === 'done') {
@@ -139,13 +164,8 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         run.finish({ status: 499, errorCode: 'client_closed', usage });
         return;
       }
-      // Headers are gone: the error travels as an event (the openai SDK throws it as an APIError), then the stream ends.
-      const answered = wireErrorOf(iface, error);
-      if (answered.status >= 500) logger.warn({ err: error }, 'generation failed midway');
+      const answered = failMidStream(error);
       run.finish({ status: answered.status, errorCode: answered.code, usage });
-      send(errorBody(answered));
-      res.write('data: [DONE]\n\n');
-      res.end();
     }
   };
 
@@ -179,7 +199,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       method: 'GET',
       path: '/v1/models',
       interfaces: ALL,
-      summary: 'Models (OpenAI list); gateway: ?provider= filters; Service T and I: ?available_on_current_plan=1 lists the key plan only',
+      summary: 'Models (OpenAI list); gateway: ?provider= filters (provider_d_image: the image models only), image models included; Service T and I: ?available_on_current_plan=1 lists the key plan only',
       handle: async ({ iface, req, res, caller }) => {
         const query = req.query;
         let provider: string | undefined;
@@ -201,14 +221,18 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         }
         const plan = service.planFor(caller);
         const planConfig = plan === undefined ? undefined : runtime.config.plans.find((p) => p.id === plan);
-        const models = await service.models({ interface: iface, provider, ...(onlyPlan ? { plan } : {}) });
+        const prefer = iface === 'gateway' ? runtime.config.interfaces.gateway.defaultProvider : undefined;
+        const [models, images] = await Promise.all([service.models({ interface: iface, provider, ...(onlyPlan ? { plan } : {}) }), service.imageModels({ interface: iface, provider })]);
         res.json({
           object: 'list',
-          data: listedModels(models, {
-            prefer: iface === 'gateway' ? runtime.config.interfaces.gateway.defaultProvider : undefined,
-            urlImages: URL_IMAGES[iface] === 'accept' ? true : URL_IMAGES[iface] === 'refuse' ? false : 'per-model',
-            ...(planConfig ? { onPlan: (m) => planIncludes(planConfig, m.provider, m.id) } : {}),
-          }),
+          data: [
+            ...listedModels(models, {
+              prefer,
+              urlImages: URL_IMAGES[iface] === 'accept' ? true : URL_IMAGES[iface] === 'refuse' ? false : 'per-model',
+              ...(planConfig ? { onPlan: (m) => planIncludes(planConfig, m.provider, m.id) } : {}),
+            }),
+            ...listedImageModels(images, prefer),
+          ],
         });
       },
     },
@@ -305,6 +329,11 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           await route.handle({ iface, req, res, caller, signal: controller.signal });
         } catch (error) {
           release?.();
+          // The client went away: nothing failed on our side, and there is no one to answer.
+          if (controller.signal.aborted) {
+            (req.log ?? logger).info({ path: route.path }, 'the client closed the connection before the answer');
+            return void res.end();
+          }
           if (res.headersSent) return void res.end();
           const answered = wireErrorOf(iface, error);
           if (answered.status === 500) next(error);

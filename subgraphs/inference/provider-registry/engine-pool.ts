@@ -1,4 +1,5 @@
-import type { EngineConfig } from '../config/inference-config.js';
+import type { Logger } from 'pino';
+import type { EngineConfig, SdWebuiEngineConfig } from '../config/inference-config.js';
 import type { ImageEngine } from '../engine/image-engine.js';
 import type { TextEngine } from '../engine/text-engine.js';
 import { LlamaEngine } from '../engines/llama/llama-engine.js';
@@ -6,6 +7,7 @@ import { OcrEngine } from '../engines/ocr/ocr-engine.js';
 import { OpenAiUpstreamEngine } from '../engines/openai-upstream/openai-upstream-engine.js';
 import { SdWebuiEngine } from '../engines/sd-webui/sd-webui-engine.js';
 import { CombinedImageEngine } from '../engines/upscale/combined-image-engine.js';
+import { EmbeddedUpscaleEngine } from '../engines/upscale/embedded-upscale-engine.js';
 
 /**
  * An engine entry of a provider: a running text engine, or none for text (`unavailable` says why)
@@ -36,6 +38,9 @@ function engineKey(config: EngineConfig): string {
 export class EnginePool {
   private readonly engines = new Map<string, PooledEngine>();
 
+  /** `logger` is where the upstream engines log what their upstreams said (bodies included). */
+  constructor(private readonly logger?: Logger) {}
+
   /** The engine for an entry, made on first use. */
   get(config: EngineConfig): PooledEngine {
     const key = engineKey(config);
@@ -61,6 +66,11 @@ export class EnginePool {
     const engines: (TextEngine | ImageEngine)[] = [...this.running(), ...this.runningImage()];
     this.engines.clear();
     await Promise.all(engines.map((engine) => engine.close()));
+  }
+
+  private imageEngine(config: SdWebuiEngineConfig): CombinedImageEngine {
+    const logger = this.logger?.child({ engine: 'sd-webui', upstream: new URL(config.url).origin });
+    return new CombinedImageEngine(new SdWebuiEngine({ baseUrl: config.url, timeouts: config.timeouts, ...(logger ? { logger } : {}) }), new EmbeddedUpscaleEngine(), logger);
   }
 
   private create(config: EngineConfig): PooledEngine {
@@ -89,6 +99,7 @@ export class EnginePool {
             maxImageBytes: config.maxImageBytes,
             imageFetchTimeoutMs: config.imageFetchTimeoutMs,
             allowPrivateImageUrls: config.allowPrivateImageUrls,
+            ...(this.logger ? { logger: this.logger.child({ engine: 'openai-upstream', upstream: new URL(config.url).origin }) } : {}),
           }),
         };
       case 'sd-webui':
@@ -96,7 +107,7 @@ export class EnginePool {
           config,
           engine: null,
           unavailable: 'the sd-webui engine serves images, not text',
-          imageEngine: new CombinedImageEngine(new SdWebuiEngine({ baseUrl: config.url, timeouts: config.timeouts })),
+          imageEngine: this.imageEngine(config),
         };
     }
   }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { EngineConfig, InferenceConfig, PlanConfig, ProviderConfig } from '../config/inference-config.js';
 import { planIncludes, providerAllows } from '../config/inference-config.js';
 import { IMAGE_LISTING_FILTER, type Capability } from '../config/inference-config.schema.js';
@@ -35,10 +36,26 @@ export interface ProviderTarget {
   model: ProviderModel;
 }
 
+/** An image model (a WebUI checkpoint, by its model name) as a provider offers it. */
+export interface ImageModel {
+  id: string;
+  provider: string;
+  /** ready, or unavailable while its upstream cannot list its checkpoints. */
+  status: 'ready' | 'unavailable';
+}
+
 /** A provider that generates images, with its image engine. */
 export interface ImageTarget {
   provider: ProviderConfig;
   engine: ImageEngine;
+}
+
+/** What withFailover tells its caller of each attempt, so that every attempt can be accounted for. */
+export interface FailoverHooks {
+  /** An attempt starts on the target, its slot held. */
+  onAttempt?(target: ProviderTarget): void;
+  /** The attempt on the target failed before it answered; the next target may be tried. */
+  onAttemptFailed?(target: ProviderTarget, error: unknown): void;
 }
 
 export interface ResolveRequest {
@@ -89,6 +106,8 @@ export interface ProviderRegistryOptions {
   cooldown?: CooldownOptions;
   /** The clock, for the cooldown. */
   now?: () => number;
+  /** Where the engines log what their upstreams answered (failures with the upstream's own words). */
+  logger?: Logger;
 }
 
 /** How long load notifications of one provider are coalesced. */
@@ -129,6 +148,9 @@ export class ProviderRegistry {
   private closed = false;
   private upscaler: ImageEngine | undefined;
   private readonly notifyTimers = new Map<string, NodeJS.Timeout>();
+  /** Each engine's last listing, kept for when it cannot list. */
+  private readonly listed = new Map<TextEngine, EngineModel[]>();
+  private readonly listedImages = new Map<ImageEngine, string[]>();
 
   private constructor(
     readonly config: InferenceConfig,
@@ -148,7 +170,7 @@ export class ProviderRegistry {
   static async create(config: InferenceConfig, options: ProviderRegistryOptions = {}): Promise<ProviderRegistry> {
     const engines = config.providers.flatMap((provider) => provider.engines);
     if (engines.some((engine) => engine.type === 'llama' && engine.modelsDir === config.modelsDir)) await ensurePipelineCheckGguf(config.modelsDir);
-    const pool = new EnginePool();
+    const pool = new EnginePool(options.logger);
     for (const engine of engines) pool.get(engine);
     const registry = new ProviderRegistry(config, pool, options);
     await registry.probe();
@@ -177,16 +199,31 @@ export class ProviderRegistry {
 
   /** The provider's models: its engines' in order (the first engine listing an id serves it), through its allow-list, then its aliases. */
   async modelsOf(providerId: string): Promise<ProviderModel[]> {
+    return (await this.listingOf(providerId)).models;
+  }
+
+  /**
+   * The provider's models, and whether one of its engines could not list them now without a
+   * listing to fall back on (an upstream down since the start): then a model it does not list
+   * may still be its, and a request for it is answered 503, not 404.
+   */
+  private async listingOf(providerId: string): Promise<{ models: ProviderModel[]; unknown: boolean }> {
     const provider = this.provider(providerId);
     const byId = new Map<string, ProviderModel>();
+    let unknown = false;
     for (const pooled of this.pooled(provider)) {
       if (!pooled.engine) continue;
       let models: EngineModel[];
       try {
         models = await pooled.engine.models();
-      } catch {
-        // An engine that cannot list (an upstream down) serves nothing now; the health probe reports why.
-        continue;
+        this.listed.set(pooled.engine, models);
+      } catch (error) {
+        // An engine that cannot list now (an upstream down) keeps its last listing, each model
+        // marked unavailable: a client retries a 503 but takes a 404 for good.
+        const last = this.listed.get(pooled.engine);
+        if (!last) unknown = true;
+        const why = error instanceof EngineError ? error.message : 'The engine could not list its models';
+        models = (last ?? []).map((model) => ({ ...model, status: 'unavailable', error: why }));
       }
       for (const model of models) {
         if (byId.has(model.id) || !providerAllows(provider, model.id)) continue;
@@ -198,13 +235,13 @@ export class ProviderRegistry {
       const base = byId.get(target);
       if (base && !byId.has(alias)) aliases.push({ ...base, id: alias, aliasOf: target });
     }
-    return [...byId.values(), ...aliases];
+    return { models: [...byId.values(), ...aliases], unknown };
   }
 
   /**
    * The models an interface lists: of all its providers, or of the one named. On the gateway
-   * provider_d_image names the image models of its image listing provider (none until the sd-webui
-   * engine exists). With a plan, only the models on it.
+   * provider_d_image lists no text model (its image models are listImageModels'). With a plan,
+   * only the models on it.
    */
   async listModels(request: { interface: InterfaceName; provider?: string; plan?: string }): Promise<ProviderModel[]> {
     const iface = this.config.interfaces[request.interface];
@@ -216,6 +253,40 @@ export class ProviderRegistry {
     const plan = request.plan === undefined ? undefined : this.plan(request.plan);
     const lists = await Promise.all(providerIds.map((id) => this.modelsOf(id)));
     return lists.flat().filter((model) => !plan || planIncludes(plan, model.provider, model.id));
+  }
+
+  /**
+   * The image models (the WebUI's checkpoints) the gateway lists: of every provider with an image
+   * engine, of the one named, or with provider_d_image of the image listing provider (every image
+   * provider when none is configured). Like text models, an upstream that cannot list keeps its
+   * last listing, marked unavailable. Other interfaces list text models only.
+   */
+  async listImageModels(request: { interface: InterfaceName; provider?: string }): Promise<ImageModel[]> {
+    if (request.interface !== 'gateway') return [];
+    let providerIds = this.config.interfaces.gateway.providers;
+    if (request.provider === IMAGE_LISTING_FILTER) {
+      const listing = this.config.interfaces.gateway.imageListingProvider;
+      if (listing) providerIds = [listing];
+    } else if (request.provider !== undefined) providerIds = [this.interfaceProvider('gateway', request.provider)];
+    const lists = await Promise.all(providerIds.map((id) => this.imageModelsOf(id)));
+    return lists.flat();
+  }
+
+  /** The checkpoints of the provider's image engine, none without one. */
+  async imageModelsOf(providerId: string): Promise<ImageModel[]> {
+    const provider = this.provider(providerId);
+    const engine = this.pooled(provider).find((pooled) => pooled.imageEngine)?.imageEngine;
+    if (!engine) return [];
+    let names: string[];
+    let status: ImageModel['status'] = 'ready';
+    try {
+      names = await engine.models();
+      this.listedImages.set(engine, names);
+    } catch {
+      names = this.listedImages.get(engine) ?? [];
+      status = 'unavailable';
+    }
+    return names.map((id) => ({ id, provider: provider.id, status }));
   }
 
   /** The models a plan includes, on every provider. */
@@ -243,10 +314,14 @@ export class ProviderRegistry {
   /** The providers that may serve a request, best first, or a refusal: unknown provider, model not found (404), not on the plan (403), capability not served. */
   async resolve(request: ResolveRequest): Promise<Resolution> {
     const providerIds = request.provider === undefined ? this.config.interfaces[request.interface].providers : [this.interfaceProvider(request.interface, request.provider)];
-    const lists = await Promise.all(providerIds.map((id) => this.modelsOf(id)));
-    let found = lists.flatMap((models) => models.filter((model) => model.id === request.model));
+    const listings = await Promise.all(providerIds.map((id) => this.listingOf(id)));
+    let found = listings.flatMap(({ models }) => models.filter((model) => model.id === request.model));
     const where = request.provider ?? `the providers of ${request.interface}`;
-    if (found.length === 0) throw new ProviderRefusal('model_not_found', `Model "${request.model}" is not served by ${where}`, 'model');
+    if (found.length === 0) {
+      const unknown = providerIds.filter((_, i) => listings[i]!.unknown);
+      if (unknown.length > 0) throw new ProviderRefusal('unavailable', `Model "${request.model}" cannot be looked up now: ${unknown.join(', ')} cannot be reached; try again shortly`);
+      throw new ProviderRefusal('model_not_found', `Model "${request.model}" is not served by ${where}`, 'model');
+    }
     if (request.plan !== undefined) {
       const plan = this.plan(request.plan);
       found = found.filter((model) => planIncludes(plan, model.provider, model.id));
@@ -260,11 +335,16 @@ export class ProviderRegistry {
     return { model: request.model, targets: this.rank(found.map((model) => ({ provider: this.provider(model.provider), engine: model.engine, engineModel: model.engineModel, model }))) };
   }
 
-  // A provider in cooldown goes last rather than out: when it alone serves the model, trying it
-  // beats refusing (LiteLLM likewise never cools down a model group's only deployment).
+  // A provider in cooldown, or whose engine cannot list now, goes last rather than out: when it
+  // alone serves the model, trying it beats refusing (LiteLLM likewise never cools down a model
+  // group's only deployment), and an upstream back up answers at once.
   private rank(targets: ProviderTarget[]): ProviderTarget[] {
     const order = this.config.providers.map((provider) => provider.id);
-    const key = (target: ProviderTarget) => [this.cooldown.coolingUntil(target.provider.id) === null ? 0 : 1, this.slots.count(target.provider.id), order.indexOf(target.provider.id)];
+    const key = (target: ProviderTarget) => [
+      this.cooldown.coolingUntil(target.provider.id) === null && target.model.model.status !== 'unavailable' ? 0 : 1,
+      this.slots.count(target.provider.id),
+      order.indexOf(target.provider.id),
+    ];
     return targets
       .map((target) => ({ target, key: key(target) }))
       .sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2])
@@ -292,7 +372,12 @@ export class ProviderRegistry {
    * the first byte) is counted and retried once on the next target. A busy target is skipped. The
    * caller releases the slot it gets back when the request ends.
    */
-  async withFailover<T>(targets: ProviderTarget[], attempt: (target: ProviderTarget) => Promise<T>, signal?: AbortSignal): Promise<{ value: T; target: ProviderTarget; slot: ProviderSlot }> {
+  async withFailover<T>(
+    targets: ProviderTarget[],
+    attempt: (target: ProviderTarget) => Promise<T>,
+    signal?: AbortSignal,
+    hooks: FailoverHooks = {},
+  ): Promise<{ value: T; target: ProviderTarget; slot: ProviderSlot }> {
     let failure: unknown;
     let busy: unknown;
     let tries = 0;
@@ -307,10 +392,12 @@ export class ProviderRegistry {
         }
         throw error;
       }
+      hooks.onAttempt?.(target);
       try {
         return { value: await attempt(target), target, slot };
       } catch (error) {
         slot.release();
+        hooks.onAttemptFailed?.(target, error);
         if (signal?.aborted || !isProviderFailure(error)) throw error;
         this.recordFailure(target.provider.id, error);
         failure = error;
@@ -321,7 +408,7 @@ export class ProviderRegistry {
   }
 
   /** A generation on the best target, failing over once before its first event; the slot is held until the stream ends. `onTarget` learns which target answered. */
-  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>, onTarget?: (target: ProviderTarget) => void): AsyncGenerator<GenerationEvent> {
+  async *generate(targets: ProviderTarget[], request: Omit<GenerationRequest, 'model'>, onTarget?: (target: ProviderTarget) => void, hooks?: FailoverHooks): AsyncGenerator<GenerationEvent> {
     const { value, target, slot } = await this.withFailover(
       targets,
       async (candidate) => {
@@ -329,6 +416,7 @@ export class ProviderRegistry {
         return { events, first: await events.next() };
       },
       request.signal,
+      hooks,
     );
     onTarget?.(target);
     try {
@@ -411,10 +499,11 @@ export class ProviderRegistry {
    * providers with an sd-webui engine. Empty when none has one: image generation is then refused
    * with the setting to configure, never faked.
    */
-  imageTargets(request: { interface: InterfaceName; provider?: string }): ImageTarget[] {
+  imageTargets(request: { interface: InterfaceName; provider?: string; capability?: Capability }): ImageTarget[] {
     const ids = request.provider === undefined ? this.config.interfaces[request.interface].providers : [this.interfaceProvider(request.interface, request.provider)];
     return ids.flatMap((id) => {
       const provider = this.provider(id);
+      if (request.capability !== undefined && !provider.capabilities.includes(request.capability)) return [];
       const engine = this.pooled(provider).find((pooled) => pooled.imageEngine)?.imageEngine;
       return engine ? [{ provider, engine }] : [];
     });

@@ -3,7 +3,8 @@ import { DomainError } from '../../../core/errors.js';
 import type { Capability } from '../config/inference-config.schema.js';
 import type { ProviderConfig } from '../config/inference-config.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import type { ProviderModel } from '../provider-registry/provider-registry.js';
+import type { ImageModel, ProviderModel } from '../provider-registry/provider-registry.js';
+import { IMAGE_UPSTREAM_SETTING } from '../engine/image-engine.js';
 import { AnalyticsService } from '../analytics/analytics.service.js';
 import type { ModelPerformance } from '../analytics/model-performance.js';
 import type { CategoryRecommendations } from './category-recommendations.js';
@@ -35,12 +36,15 @@ interface CategoryRule {
   /** The OCR engine transcribes the text of an image: an answer for ocr, not a conversation or a description. */
   ocrEngine: 'exclude' | 'include';
   weights: Weights;
-  /** Set for categories no engine of the gateway serves yet: nothing is recommended, and this says why. */
-  unserved?: string;
+  /** What is ranked: text models (the default), the image providers' checkpoints, or their upscalers. */
+  candidates?: 'checkpoints' | 'upscalers';
 }
 
-const NO_IMAGE_ENGINE =
-  'No model is recommended: the gateway lists no image models yet (image engines are not implemented), and a text model is never offered in their place.';
+/** A model (or upscaler) a category may recommend, on the provider serving it. */
+interface Candidate {
+  provider: string;
+  model: string;
+}
 
 /**
  * The categories and the rule of each. A candidate is a model the gateway serves whose provider
@@ -75,8 +79,22 @@ export const CATEGORY_RULES: Record<RecommendationCategory, CategoryRule> = {
     ocrEngine: 'include',
     weights: BALANCED,
   },
-  image: { description: 'Image generation (txt2img).', capability: 'txt2img', input: 'text', ocrEngine: 'exclude', weights: BALANCED, unserved: NO_IMAGE_ENGINE },
-  upscale: { description: 'Image upscaling.', capability: 'upscale', input: 'image', ocrEngine: 'exclude', weights: BALANCED, unserved: NO_IMAGE_ENGINE },
+  image: {
+    description: "Image generation (txt2img, images/generations): the checkpoints of providers with an image upstream that declare txt2img, as /v1/models lists them.",
+    capability: 'txt2img',
+    input: 'text',
+    ocrEngine: 'exclude',
+    weights: BALANCED,
+    candidates: 'checkpoints',
+  },
+  upscale: {
+    description: 'Image upscaling (images/upscale): the upscalers of providers with an image upstream that declare upscale, the embedded Lanczos and Nearest included (None, which keeps the size, is not one).',
+    capability: 'upscale',
+    input: 'image',
+    ocrEngine: 'exclude',
+    weights: BALANCED,
+    candidates: 'upscalers',
+  },
   'fast-text': {
     description: 'The quickest text answers: chat models ranked mostly by measured latency.',
     capability: 'chat',
@@ -118,33 +136,58 @@ export class RecommendationService {
   ) {}
 
   async recommend(categories: readonly RecommendationCategory[], now = new Date()): Promise<CategoryRecommendations[]> {
-    const [models, measured] = await Promise.all([
+    const imagesAsked = categories.some((category) => CATEGORY_RULES[category].candidates !== undefined);
+    const [models, checkpoints, upscalers, measured] = await Promise.all([
       this.runtime.registry.listModels({ interface: 'gateway' }),
+      imagesAsked ? this.runtime.registry.listImageModels({ interface: 'gateway' }) : [],
+      imagesAsked ? this.upscalers() : [],
       // One statement for every category: all calls, every interface, the whole window.
       new AnalyticsService(this.em).performance({ kind: 'all' }, { from: new Date(now.getTime() - MEASURED_WINDOW_MS), to: now }),
     ]);
     const figures = new Map(measured.map((p) => [`${p.provider}\u0000${p.model}`, p]));
-    return categories.map((category) => this.rank(category, models, figures));
+    return categories.map((category) => this.rank(category, this.candidates(category, models, checkpoints, upscalers), figures));
   }
 
-  private rank(category: RecommendationCategory, models: ProviderModel[], figures: Map<string, ModelPerformance>): CategoryRecommendations {
+  /** The upscalers of the gateway's image providers (an upstream that cannot list offers none now). */
+  private async upscalers(): Promise<Candidate[]> {
+    const targets = this.runtime.registry.imageTargets({ interface: 'gateway', capability: 'upscale' });
+    const lists = await Promise.all(
+      targets.map(async ({ provider, engine }) => (await engine.upscalers().catch(() => [])).filter((u) => u.name !== 'None').map((u) => ({ provider: provider.id, model: u.name }))),
+    );
+    return lists.flat();
+  }
+
+  private candidates(category: RecommendationCategory, models: ProviderModel[], checkpoints: ImageModel[], upscalers: Candidate[]): Candidate[] {
+    const rule = CATEGORY_RULES[category];
+    const declares = (providerId: string) => this.runtime.config.providers.find((p) => p.id === providerId)?.capabilities.includes(rule.capability) === true;
+    if (rule.candidates === 'checkpoints') return checkpoints.filter((m) => m.status === 'ready' && declares(m.provider)).map((m) => ({ provider: m.provider, model: m.id }));
+    if (rule.candidates === 'upscalers') return upscalers.filter((u) => declares(u.provider));
+    return models
+      .filter(
+        (m) =>
+          declares(m.provider) &&
+          m.model.inputModalities.includes(rule.input) &&
+          m.model.status !== 'failed' &&
+          m.model.status !== 'unavailable' &&
+          (rule.ocrEngine === 'include' || m.engine.kind !== 'ocr'),
+      )
+      .map((m) => ({ provider: m.provider, model: m.id }));
+  }
+
+  private rank(category: RecommendationCategory, candidates: Candidate[], figures: Map<string, ModelPerformance>): CategoryRecommendations {
     const rule = CATEGORY_RULES[category];
     const base = { category, description: rule.description };
-    if (rule.unserved) return { ...base, recommendations: [], note: rule.unserved };
-    const candidates = models.filter((m) => {
-      const provider = this.runtime.config.providers.find((p) => p.id === m.provider);
-      return (
-        provider?.capabilities.includes(rule.capability) &&
-        m.model.inputModalities.includes(rule.input) &&
-        m.model.status !== 'failed' &&
-        (rule.ocrEngine === 'include' || m.engine.kind !== 'ocr')
-      );
-    });
     if (!candidates.length) {
-      return { ...base, recommendations: [], note: `No model the gateway serves qualifies: none of its providers declares ${rule.capability} with a model that takes ${rule.input} input.` };
+      const what = rule.candidates === 'checkpoints' ? 'an image model' : rule.candidates === 'upscalers' ? 'an upscaler' : `a model that takes ${rule.input} input`;
+      const embedded = rule.candidates === 'upscalers' ? ' Lanczos and Nearest still run embedded when no provider is named.' : '';
+      return {
+        ...base,
+        recommendations: [],
+        note: `No model the gateway serves qualifies: none of its providers declares ${rule.capability} with ${what}${rule.candidates ? ` (that needs ${IMAGE_UPSTREAM_SETTING})` : ''}.${embedded}`,
+      };
     }
-    const measuredOf = (m: ProviderModel) => {
-      const p = figures.get(`${m.provider}\u0000${m.id}`);
+    const measuredOf = (m: Candidate) => {
+      const p = figures.get(`${m.provider}\u0000${m.model}`);
       return p && p.calls >= MIN_MEASURED_CALLS ? p : undefined;
     };
     const latencies = candidates.map((m) => measuredOf(m)?.latencyP50Ms).filter((v): v is number => typeof v === 'number' && v > 0);
@@ -152,7 +195,7 @@ export class RecommendationService {
     const ranked = candidates.map((m): Omit<Recommendation, 'rank'> => {
       const provider = this.runtime.config.providers.find((p) => p.id === m.provider)!;
       const { tier, configured } = tierOf(provider, category);
-      const p = figures.get(`${m.provider}\u0000${m.id}`);
+      const p = figures.get(`${m.provider}\u0000${m.model}`);
       const enough = p !== undefined && p.calls >= MIN_MEASURED_CALLS;
       const p50 = enough ? p.latencyP50Ms : null;
       const qualityScore = rule.weights.quality * TIER_SCORE[tier];
@@ -169,7 +212,7 @@ export class RecommendationService {
       ].join('; ');
       return {
         provider: m.provider,
-        model: m.id,
+        model: m.model,
         score: round(qualityScore + latencyScore - errorScore),
         qualityTier: tier,
         qualityConfigured: configured,

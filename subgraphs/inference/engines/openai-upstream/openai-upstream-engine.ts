@@ -58,6 +58,9 @@ export interface OpenAiUpstreamOptions {
   fetcher?: ImageFetcher;
 }
 
+/** How much of an upstream's error body the log keeps. */
+const LOGGED_BODY_CHARS = 2_000;
+
 export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { connectMs: 5_000, firstByteMs: 120_000, totalMs: 600_000, listingMs: 30_000 };
 
 type Deadline = 'connect' | 'first byte' | 'total' | 'listing';
@@ -142,6 +145,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
     this.inFlight.add(controller);
     try {
       const response = await this.send('POST', chat ? '/v1/chat/completions' : '/v1/completions', body, controller, deadline, request.model);
+      // The upstream took the request (vLLM answers its headers before the first token): the client may hear so now.
+      request.onAccepted?.();
       let finishReason: FinishReason | undefined;
       let usage: Usage | undefined;
       let ended = false;
@@ -305,8 +310,12 @@ export class OpenAiUpstreamEngine implements TextEngine {
     return new EngineError('upstream_error', message);
   }
 
-  private failure(failure: ReturnType<typeof readFailure>, model: string | undefined): EngineError {
-    this.options.logger?.warn({ flavour: this.flavour, status: failure.status, type: failure.type, upstreamMessage: failure.message }, 'upstream engine refused');
+  // The upstream's own words go to the log only: the client gets ours (upstream-errors.ts).
+  private failure(failure: ReturnType<typeof readFailure>, model: string | undefined, body?: string): EngineError {
+    this.options.logger?.warn(
+      { flavour: this.flavour, model, status: failure.status, type: failure.type, upstreamMessage: failure.message, ...(body !== undefined ? { upstreamBody: body.slice(0, LOGGED_BODY_CHARS) } : {}) },
+      'upstream engine refused',
+    );
     return engineErrorFor(failure, model);
   }
 
@@ -359,14 +368,21 @@ export class OpenAiUpstreamEngine implements TextEngine {
       throw this.mapFailure(error, deadline, deadline.callerSignal, 'connect');
     }
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
-    let parsed: unknown;
+    let text: string;
     try {
-      parsed = JSON.parse(await response.body.text());
+      text = await response.body.text();
     } catch (error) {
       if (controller.signal.aborted) throw this.mapFailure(error, deadline, deadline.callerSignal, 'stream');
+      // The status still says what failed; the body was only its detail.
+      text = '';
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
       parsed = undefined;
     }
-    throw this.failure(readFailure(response.statusCode, parsed), model);
+    throw this.failure(readFailure(response.statusCode, parsed), model, text);
   }
 
   // A thrown failure becomes the caller's abort reason, our timeout, or an EngineError.
@@ -377,6 +393,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
     const closing = deadline.controller.signal.reason;
     if (closing instanceof EngineError) return closing;
     const mapped = engineErrorForConnection(error, phase);
+    // An upstream that cannot be reached is listed again on the next call, not served from a listing it may no longer answer.
+    if (mapped.reason === 'unavailable') this.listing = undefined;
     this.options.logger?.warn({ flavour: this.flavour, err: error }, 'upstream connection failed');
     return mapped;
   }

@@ -35,7 +35,7 @@ export interface SdWebuiEngineOptions {
   timeouts?: Partial<SdWebuiTimeouts>;
   /** Keep-alive connections kept open to the upstream (it runs one job at a time; the rest wait in its queue). */
   connections?: number;
-  /** How long the checkpoint listing that requests are checked against is reused. */
+  /** How long the listings that requests are checked against (checkpoints, upscalers) are reused. */
   checkpointCacheMs?: number;
   /** How often an abandoned job still queued upstream is looked at, to interrupt it once it starts. */
   abandonedPollMs?: number;
@@ -70,6 +70,7 @@ export class SdWebuiEngine implements ImageEngine {
   private readonly authorization?: string;
   private readonly timeouts: SdWebuiTimeouts;
   private listing?: { at: number; checkpoints: Promise<SdModel[]> };
+  private upscalerListing?: { at: number; upscalers: Promise<Upscaler[]> };
   private readonly inFlight = new Set<AbortController>();
   private readonly stopping = new Set<Promise<void>>();
   private readonly closing = new AbortController();
@@ -172,6 +173,9 @@ export class SdWebuiEngine implements ImageEngine {
   }
 
   async upscale(request: UpscaleRequest, signal: AbortSignal): Promise<UpscaleResponse> {
+    // A name the WebUI does not list fails there in a shape each fork words its own way: checked first.
+    await this.upscaler(request.upscaler_1 ?? 'None', 'upscaler_1');
+    if ((request.extras_upscaler_2_visibility ?? 0) > 0) await this.upscaler(request.upscaler_2 ?? 'None', 'upscaler_2');
     // Extras run outside the WebUI's interruptible job state: an abandoned upscale is only closed.
     const answer = await this.exchange({
       method: 'POST',
@@ -258,6 +262,19 @@ export class SdWebuiEngine implements ImageEngine {
     );
     if (!found) throw new ImageEngineError('model_not_found', `No checkpoint "${name}" on the image engine`, 'sd_model_checkpoint');
     return found;
+  }
+
+  private async upscaler(name: string, param: string): Promise<void> {
+    const now = Date.now();
+    if (!this.upscalerListing || now - this.upscalerListing.at >= (this.config.checkpointCacheMs ?? 10_000)) {
+      const upscalers = this.upscalers();
+      this.upscalerListing = { at: now, upscalers };
+      upscalers.catch(() => {
+        if (this.upscalerListing?.upscalers === upscalers) this.upscalerListing = undefined;
+      });
+    }
+    if (!(await this.upscalerListing.upscalers).some((upscaler) => upscaler.name === name))
+      throw new ImageEngineError('not_available', `No upscaler "${name}" on the image engine`, param);
   }
 
   // Interrupts the job of an abandoned request once the WebUI runs it: /sdapi/v1/interrupt stops

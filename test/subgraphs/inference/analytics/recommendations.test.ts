@@ -143,11 +143,11 @@ describe('inferenceRecommendations', () => {
     expect(ocr!.recommendations[1]).toMatchObject({ calls: 4, measured: false, latencyScore: 0 });
   });
 
-  it('recommends nothing for image and upscale, and says why', async () => {
+  it('recommends nothing for image and upscale without an image upstream, never a text model, and says why', async () => {
     for (const name of ['image', 'upscale']) {
       const [category] = await recommend(name);
       expect(category!.recommendations).toEqual([]);
-      expect(category!.note).toMatch(/no image models/);
+      expect(category!.note).toMatch(/sd-webui/);
     }
   });
 
