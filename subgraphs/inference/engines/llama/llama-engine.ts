@@ -197,7 +197,7 @@ export class LlamaEngine implements TextEngine {
     this.checkSampling(request);
     const grammar = this.grammar(request);
     const worker = await this.worker(request.model);
-    yield* worker.generate(request.input, request.sampling, grammar, request.signal);
+    yield* worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted);
   }
 
   async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {

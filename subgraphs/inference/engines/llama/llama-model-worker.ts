@@ -201,8 +201,11 @@ export class LlamaModelWorker {
     });
   }
 
-  /** Runs one generation on a sequence of its own; aborting the signal stops it and frees the sequence. */
-  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal): AsyncGenerator<GenerationEvent> {
+  /**
+   * Runs one generation on a sequence of its own; aborting the signal stops it and frees the
+   * sequence. `onAccepted` is called once the worker has checked the request (before the prompt's evaluation).
+   */
+  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal, onAccepted?: () => void): AsyncGenerator<GenerationEvent> {
     signal.throwIfAborted();
     const slot = await this.acquire(signal);
     const epoch = this.epoch;
@@ -230,7 +233,9 @@ export class LlamaModelWorker {
           continue;
         }
         const event = events.shift()!;
-        if (event.type === 'delta') {
+        if (event.type === 'accepted') {
+          if (!signal.aborted) onAccepted?.();
+        } else if (event.type === 'delta') {
           if (!signal.aborted) yield { type: 'delta', text: event.text };
         } else if (event.type === 'done') {
           finished = true;

@@ -25,6 +25,8 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready'; contextLength: number }
   | { type: 'load_failed'; error: string }
+  /** The prompt fits and the grammar is built: nothing left to refuse, the prompt is being evaluated. */
+  | { type: 'accepted'; id: number }
   | { type: 'delta'; id: number; text: string }
   | { type: 'done'; id: number; finishReason: FinishReason; usage: Usage; tokenIds: number[] }
   /** The sequence of an aborted generation is cleared and free again. */

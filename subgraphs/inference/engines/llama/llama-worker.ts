@@ -212,6 +212,7 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     const history = [...prompt];
     const options = samplingOptions(state, message.sampling, history);
     if (grammar) options.grammarEvaluationState = grammar;
+    send({ type: 'accepted', id: message.id });
 
     // A sequence is cleared after each generation; clear here only one a crash or refusal left dirty.
     // Erasing takes node-llama-cpp's context lock, which its batch dispatcher keeps while two or

@@ -165,6 +165,17 @@ describe('generation', () => {
     const error = await refusal(collect(engine.generate(request({ maxTokens: 600 }))));
     expect([error.reason, error.param]).toEqual(['invalid_request', 'max_tokens']);
   });
+
+  it('says it accepted a request before its first token, and never for one it refuses', async () => {
+    const seen: string[] = [];
+    for await (const event of engine.generate(request({ maxTokens: 3, seed: 3 }, { onAccepted: () => seen.push('accepted') }))) seen.push(event.type);
+    expect(seen[0]).toBe('accepted');
+    expect(seen.filter((entry) => entry === 'accepted')).toHaveLength(1);
+    expect(seen.at(-1)).toBe('done');
+    let accepted = false;
+    await refusal(collect(engine.generate(request({ maxTokens: 600 }, { onAccepted: () => (accepted = true) }))));
+    expect(accepted).toBe(false);
+  });
 });
 
 describe('guided output', () => {
