@@ -1,7 +1,20 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 
-/** Headers that carry credentials: the edge's keys, cookies, and the signed principal between services. */
-export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'cookie', 'set-cookie', 'x-platform-principal'] as const;
+/**
+ * Headers that carry credentials, in requests and responses: the edge's keys, cookies (the
+ * dashboard's session is one, valid for days), CSRF tokens, and what signs calls between services.
+ */
+export const CREDENTIAL_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+  'set-cookie',
+  'x-csrf-token',
+  'x-xsrf-token',
+  'x-platform-principal',
+  'x-platform-signature',
+] as const;
 
 /** Query parameters that carry credentials (`api_key` is the traceroute spec's; the rest are common spellings). */
 export const CREDENTIAL_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token', 'auth', 'password', 'secret', 'signature'] as const;
@@ -49,19 +62,31 @@ export function withoutCredentialParams(search: URLSearchParams): URLSearchParam
 }
 
 type SerializedRequest = { url?: string; headers?: Record<string, unknown>; query?: Record<string, unknown> } & Record<string, unknown>;
+type SerializedResponse = { headers?: Record<string, unknown> } & Record<string, unknown>;
+
+function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!headers || typeof headers !== 'object') return headers;
+  const copy = { ...headers };
+  for (const name of CREDENTIAL_HEADERS) if (name in copy) copy[name] = REDACTED;
+  return copy;
+}
 
 /**
  * The request serializer of every request log line (request-log.ts), the edge's and every subgraph's: URL, query and headers with their
  * credentials replaced. Copies, never touching the live request.
  */
 export function redactRequest(req: SerializedRequest): SerializedRequest {
-  const headers = req.headers && { ...req.headers };
-  for (const name of CREDENTIAL_HEADERS) if (headers && name in headers) headers[name] = REDACTED;
+  const headers = redactHeaders(req.headers);
   const query =
     req.query && typeof req.query === 'object'
       ? Object.fromEntries(Object.entries(req.query).map(([name, value]) => [name, isCredentialParam(name) ? REDACTED : value]))
       : req.query;
   return { ...req, url: redactUrl(req.url), headers, query };
+}
+
+/** The response serializer of every request log line: its headers with credentials (`set-cookie`) replaced, in a copy. */
+export function redactResponse(res: SerializedResponse): SerializedResponse {
+  return { ...res, headers: redactHeaders(res.headers) };
 }
 
 
@@ -71,11 +96,15 @@ export function createLogger(level: string, name = 'platform', destination?: Des
     {
       name,
       level,
-      // A second net under request-log.ts's serializer, for a `req` logged by hand.
+      // A second net under request-log.ts's serializers, for a `req` or `res` logged by hand, and
+      // for what an error may carry: body-parser's errors keep the body they could not parse (a
+      // sign-in's password), a relayed request's error its headers.
       redact: {
         paths: [
-          ...CREDENTIAL_HEADERS.map((header) => `req.headers["${header}"]`),
+          ...CREDENTIAL_HEADERS.flatMap((header) => [`req.headers["${header}"]`, `res.headers["${header}"]`, `err.headers["${header}"]`]),
           ...CREDENTIAL_PARAMS.map((param) => `req.query["${param}"]`),
+          'req.body',
+          'err.body',
         ],
         censor: REDACTED,
       },

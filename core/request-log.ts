@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stdSerializers, type Logger } from 'pino';
-import { redactRequest } from './logger.js';
+import { redactRequest, redactResponse } from './logger.js';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -46,7 +46,7 @@ export interface RequestLoggingOptions {
 
 /**
  * One JSON line per request, written when its response is done: the request (method, URL, query,
- * headers, credentials redacted), the response (status, headers) and the time taken, at info, or
+ * headers, credentials redacted), the response (status, headers, `set-cookie` redacted) and the time taken, at info, or
  * at error for a 5xx or a broken response; `aborted: true` when the connection closed first.
  * `req.log` is a child bound to the request's id.
  *
@@ -61,7 +61,7 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions) {
   // pino-std-serializers' shapes, as pino-http logged them: the request redacted on its way out.
   const serializers = {
     req: stdSerializers.wrapRequestSerializer((serialized) => redactRequest(serialized as unknown as Parameters<typeof redactRequest>[0])),
-    res: stdSerializers.wrapResponseSerializer((serialized) => serialized),
+    res: stdSerializers.wrapResponseSerializer((serialized) => redactResponse(serialized as unknown as Parameters<typeof redactResponse>[0])),
   };
   const lines = logger.child({}, { serializers });
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {

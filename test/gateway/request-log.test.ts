@@ -22,9 +22,12 @@ afterEach(async () => {
 const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('request logging', () => {
-  it('writes one line per request when its response is done: the request redacted, the status, the time taken', async () => {
-    const { lines, url } = await serve('info', (_req, res) => res.end('ok'));
-    await (await fetch(`${url}/members?limit=2&api_key=sk_live_secret`, { headers: { authorization: 'Bearer sk_live_secret', 'x-other': 'kept' } })).text();
+  it('writes one line per request when its response is done: the request and the cookies it sets redacted, the status, the time taken', async () => {
+    const { lines, url } = await serve('info', (_req, res) => {
+      res.setHeader('set-cookie', 'dash_session=session_secret; HttpOnly');
+      res.end('ok');
+    });
+    await (await fetch(`${url}/members?limit=2&api_key=sk_live_secret`, { headers: { authorization: 'Bearer sk_live_secret', 'x-csrf-token': 'csrf_secret', 'x-other': 'kept' } })).text();
     await settled();
     expect(lines).toHaveLength(1);
     const [line] = lines;
@@ -32,7 +35,8 @@ describe('request logging', () => {
     expect(line.req.headers.authorization).toBe('[redacted]');
     expect(line.req.headers['x-other']).toBe('kept');
     expect(typeof line.responseTime).toBe('number');
-    expect(JSON.stringify(lines)).not.toContain('sk_live_secret');
+    expect(line.res.headers['set-cookie']).toBe('[redacted]');
+    for (const secret of ['sk_live_secret', 'session_secret', 'csrf_secret']) expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
   it('writes a 5xx at error level, with an error saying so', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactRequest, redactUrl, withoutCredentialParams } from '../../core/logger.js';
+import { createLogger, redactRequest, redactResponse, redactUrl, withoutCredentialParams } from '../../core/logger.js';
 
 describe('redactUrl', () => {
   it.each([
@@ -32,5 +32,28 @@ describe('redactRequest', () => {
       query: { api_key: '[redacted]', limit: '1' },
     });
     expect(headers.authorization).toBe('Bearer sk_live_x');
+  });
+});
+
+describe('redactResponse', () => {
+  it('replaces the cookies a response sets, in a copy', () => {
+    const headers = { 'set-cookie': ['dash_session=s3cret; HttpOnly'], 'content-type': 'application/json' };
+    expect(redactResponse({ statusCode: 200, headers })).toEqual({ statusCode: 200, headers: { 'set-cookie': '[redacted]', 'content-type': 'application/json' } });
+    expect(headers['set-cookie']).toEqual(['dash_session=s3cret; HttpOnly']);
+  });
+});
+
+describe('createLogger', () => {
+  it('redacts credentials in what is logged by hand: request and response headers, bodies, and the body an error kept', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', 'test', { write: (line: string) => void lines.push(line) });
+    // body-parser's SyntaxError keeps the text it could not parse.
+    const parseError = Object.assign(new SyntaxError('Unexpected end of JSON input'), { body: '{"password":"pw-in-error"', status: 400 });
+    logger.info({ req: { headers: { 'x-csrf-token': 'csrf-by-hand', cookie: 'dash_session=c' }, body: { password: 'pw-in-body' } } }, 'by hand');
+    logger.info({ res: { headers: { 'set-cookie': 'dash_session=set-by-hand' } } }, 'by hand');
+    logger.error({ err: parseError }, 'failed');
+    const written = lines.join('\n');
+    for (const secret of ['csrf-by-hand', 'dash_session=', 'pw-in-body', 'pw-in-error']) expect(written).not.toContain(secret);
+    expect(JSON.parse(lines[2]).err).toMatchObject({ message: 'Unexpected end of JSON input', body: '[redacted]', status: 400 });
   });
 });
