@@ -262,6 +262,26 @@ describe('a client that goes away', () => {
     release();
     expect(logs.slice(before).filter((line) => (line.level as number) >= 50)).toEqual([]);
   });
+
+  it('after a stream has opened is logged as a disconnect too', async () => {
+    let release!: () => void;
+    // The stream opens; the upstream then holds its tokens until the client has gone.
+    a.behaviour.firstChunkGate = new Promise<void>((resolve) => (release = resolve));
+    const before = logs.length;
+    const controller = new AbortController();
+    const response = await fetch(`${platform.baseUrl}/inference/gateway/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chat('a-model', { provider: 'provider_a', stream: true })),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    controller.abort();
+    const logged = await waitFor('the disconnect in the log', async () => logs.slice(before).find((line) => line.msg === 'the client closed the connection before the answer'));
+    expect(logged).toMatchObject({ level: 30 });
+    release();
+    expect(logs.slice(before).filter((line) => (line.level as number) >= 50)).toEqual([]);
+  });
 });
 
 describe('a streamed answer', () => {

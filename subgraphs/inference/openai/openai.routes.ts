@@ -162,6 +162,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     } catch (error) {
       if (wire.signal.aborted) {
         run.finish({ status: 499, errorCode: 'client_closed', usage });
+        (wire.req.log ?? logger).info({ path: wire.req.path }, 'the client closed the connection during the answer');
         return;
       }
       const answered = failMidStream(error);
