@@ -13,7 +13,23 @@ declare module 'http' {
 
 const LINES = Symbol('request log lines');
 const BOUND = Symbol('request logger');
+const TIMED_OUT = Symbol('timed out');
+const WRITE_LINE = Symbol('write the request line');
 type LoggedRequest = IncomingMessage & { [LINES]?: Logger; [BOUND]?: Logger };
+type LoggedResponse = ServerResponse & { [TIMED_OUT]?: boolean; [WRITE_LINE]?: () => void };
+
+/**
+ * Writes the line of a request answered 408 on its socket, past its handler (which is still
+ * waiting for the body and may write to the dead response afterwards): the line says what the
+ * client got, and is written now.
+ */
+export function noteTimedOut(res: ServerResponse): void {
+  (res as LoggedResponse)[TIMED_OUT] = true;
+  (res as LoggedResponse)[WRITE_LINE]?.();
+}
+
+/** What a timed-out request's client got, as the response serializer reads a response. */
+const TIMED_OUT_RESPONSE = { headersSent: true, statusCode: 408, getHeaders: () => ({ connection: 'close' }) };
 const withAccessor = new WeakSet<object>();
 
 /**
@@ -47,7 +63,8 @@ export interface RequestLoggingOptions {
 /**
  * One JSON line per request, written when its response is done: the request (method, URL, query,
  * headers, credentials redacted), the response (status, headers, `set-cookie` redacted) and the time taken, at info, or
- * at error for a 5xx or a broken response; `aborted: true` when the connection closed first.
+ * at error for a 5xx or a broken response; `aborted: true` when the connection closed first,
+ * `timedOut: true` when the request did not arrive in time (408, gateway/edge-connections.ts).
  * `req.log` is a child bound to the request's id.
  *
  * This replaces pino-http, whose lines had the same fields: it made two child loggers on every
@@ -74,8 +91,11 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions) {
         res.off('finish', done);
         res.off('close', done);
         res.off('error', done);
+        (res as LoggedResponse)[WRITE_LINE] = undefined;
         const responseTime = Date.now() - start;
-        if (error || res.statusCode >= 500) {
+        if ((res as LoggedResponse)[TIMED_OUT]) {
+          lines.info({ req, res: TIMED_OUT_RESPONSE, responseTime, timedOut: true }, 'request timed out before it had arrived');
+        } else if (error || res.statusCode >= 500) {
           lines.error({ req, res, err: error ?? new Error(`failed with status code ${res.statusCode}`), responseTime }, 'request errored');
         } else if (!res.writableFinished) {
           // The connection closed before the response was all sent: the client went away (or a
@@ -88,6 +108,7 @@ export function requestLogging(logger: Logger, options: RequestLoggingOptions) {
       res.on('finish', done);
       res.on('close', done);
       res.on('error', done);
+      (res as LoggedResponse)[WRITE_LINE] = done;
     }
     next();
   };

@@ -62,3 +62,32 @@ export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = {
   signInFailuresPerEmail: 5,
 };
 
+
+/**
+ * How long the edge waits for a request to arrive, as a front proxy bounds it (nginx's
+ * client_header_timeout and client_body_timeout, Apache's mod_reqtimeout MinRate). A request past
+ * a bound is answered 408 while no response has begun, and its connection is closed.
+ */
+export interface RequestBounds {
+  /** The headers, from the first byte (EDGE_HEADERS_TIMEOUT_MS, 60 s). */
+  headersTimeoutMs: number;
+  /**
+   * The whole request, headers and body (EDGE_REQUEST_TIMEOUT_MS, 10 min: a 25 MiB document
+   * arrives in that time at 45 kB/s). Only its arrival: an answer may take longer (streams, exports).
+   */
+  requestTimeoutMs: number;
+  /**
+   * The body is measured over windows of this length (EDGE_BODY_TIMEOUT_MS, 30 s): each must bring
+   * bodyMinBytesPerSecond on average, so nothing at all for that long ends the request too.
+   */
+  bodyTimeoutMs: number;
+  /** The slowest body the edge waits for (EDGE_BODY_MIN_BYTES_PER_SEC, 1024). Windows the edge itself held back (a slow upstream) do not count. */
+  bodyMinBytesPerSecond: number;
+}
+
+export const DEFAULT_REQUEST_BOUNDS: RequestBounds = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 600_000,
+  bodyTimeoutMs: 30_000,
+  bodyMinBytesPerSecond: 1024,
+};

@@ -8,7 +8,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { Redis } from 'ioredis';
-import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases } from './edge-settings.js';
+import { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type DashboardSettings, type RateLimits, type RequestBounds, type RestBases } from './edge-settings.js';
+import { EdgeConnections } from './edge-connections.js';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { createRestBridge, openApiPath } from '../rest-bridge/index.js';
 import { membershipOpenApi, tracerouteOpenApi, type TraceExportLimits } from '../rest-bridge/openapi-interfaces.js';
@@ -102,6 +103,8 @@ export interface EdgeOptions {
   maxActiveKeysPerAccount?: number;
   /** How deeply request JSON may nest on every interface (JSON_MAX_DEPTH); default 64. */
   jsonMaxDepth?: number;
+  /** How long a request may take to arrive, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
+  requestBounds?: RequestBounds;
 }
 
 export interface Edge {
@@ -124,7 +127,15 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   const app = express();
   app.disable('x-powered-by');
   const jsonMaxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
-  const httpServer = http.createServer(app);
+  const requestBounds = options.requestBounds ?? DEFAULT_REQUEST_BOUNDS;
+  const httpServer = http.createServer(EdgeConnections.serverOptions(requestBounds), app);
+  // A request that arrives too slowly is answered 408 in its interface's error body (the dashboard
+  // API's own; GraphQL's where the path is unknown or has none).
+  const connections = new EdgeConnections(httpServer, requestBounds, (path, requestId, message) => {
+    const error = { status: 408, code: 'request_timeout', message };
+    if (path !== undefined && under(path, `${options.dashboardPath ?? DEFAULT_DASHBOARD_SETTINGS.path}/api`)) return JSON.stringify({ error: { code: error.code, message } });
+    return JSON.stringify(((path !== undefined && formatFor(path)) || graphqlErrorFormat)(error, requestId ?? ''));
+  });
 
   // One signing data source per subgraph, used by queries and by subscription events alike.
   const dataSources = Object.fromEntries(
@@ -373,6 +384,9 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     apiSchema,
     openSockets: websockets.openSockets,
     stop: async () => {
+      // Keep-alive connections end with the responses under way, so that no client sends its
+      // next request to a process on its way out.
+      connections.drain();
       // Sockets first (closed with 1001, going away), then the HTTP drain.
       await websockets.dispose();
       await apollo.stop();

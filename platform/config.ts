@@ -4,7 +4,15 @@ import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { connectableHost } from '../core/net.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
-import { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits } from '../gateway/edge-settings.js';
+import {
+  DEFAULT_DASHBOARD_SETTINGS,
+  DEFAULT_REQUEST_BOUNDS,
+  type DashboardSettings,
+  type RateLimits,
+  type RequestBounds,
+  type RestBases,
+  type SubscriptionLimits,
+} from '../gateway/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
@@ -17,7 +25,7 @@ import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS
 export const TRACE_EXPORT_LIMITS = { maxHours: MAX_HOURS, defaultHours: DEFAULT_EXPORT_HOURS, defaultLimit: DEFAULT_EXPORT_LIMIT, maxLimit: MAX_EXPORT_LIMIT };
 
 // The edge's own settings are declared by the edge (gateway/edge-settings.ts); this loader fills them.
-export { DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings, type RateLimits, type RestBases, type SubscriptionLimits };
+export { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type DashboardSettings, type RateLimits, type RequestBounds, type RestBases, type SubscriptionLimits };
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -62,6 +70,8 @@ export interface PlatformConfig {
   redisUrl: string | undefined;
   /** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
   subscriptions: SubscriptionLimits;
+  /** How long the edge waits for a request's headers, its whole arrival, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
+  edgeRequests: RequestBounds;
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
@@ -147,6 +157,20 @@ function subgraphUrlFromEnv(env: NodeJS.ProcessEnv, name: SubgraphName, host: st
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${variable} must be an http(s) URL, got "${raw}"`);
   return raw;
+}
+
+/** The edge's request bounds; the headers' must fit in the whole request's, as Node requires. */
+function requestBoundsFromEnv(env: NodeJS.ProcessEnv): RequestBounds {
+  const bounds: RequestBounds = {
+    headersTimeoutMs: countFromEnv(env, 'EDGE_HEADERS_TIMEOUT_MS', DEFAULT_REQUEST_BOUNDS.headersTimeoutMs),
+    requestTimeoutMs: countFromEnv(env, 'EDGE_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_BOUNDS.requestTimeoutMs),
+    bodyTimeoutMs: countFromEnv(env, 'EDGE_BODY_TIMEOUT_MS', DEFAULT_REQUEST_BOUNDS.bodyTimeoutMs),
+    bodyMinBytesPerSecond: countFromEnv(env, 'EDGE_BODY_MIN_BYTES_PER_SEC', DEFAULT_REQUEST_BOUNDS.bodyMinBytesPerSecond, 0),
+  };
+  if (bounds.headersTimeoutMs > bounds.requestTimeoutMs) {
+    throw new Error(`EDGE_HEADERS_TIMEOUT_MS (${bounds.headersTimeoutMs}) must be at most EDGE_REQUEST_TIMEOUT_MS (${bounds.requestTimeoutMs}): the headers are part of the request`);
+  }
+  return bounds;
 }
 
 function atMost(value: number, max: number, name: string): number {
@@ -238,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       maxUnsentBytes: countFromEnv(env, 'WS_MAX_UNSENT_BYTES', 1048576),
       maxUnsentTotalBytes: countFromEnv(env, 'WS_MAX_UNSENT_TOTAL_BYTES', 268435456),
     },
+    edgeRequests: requestBoundsFromEnv(env),
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
     subgraphQueryDeduplication: env.SUBGRAPH_QUERY_DEDUPLICATION !== 'false',

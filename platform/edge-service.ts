@@ -33,6 +33,7 @@ export async function startEdgeService(
     dashboard: config.dashboard,
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
     jsonMaxDepth: config.jsonMaxDepth,
+    requestBounds: config.edgeRequests,
   });
   try {
     return await listenEdge(edge, config.port, config.host);

@@ -38,6 +38,7 @@ const MEMBERSHIP_TYPE_BY_STATUS: Record<number, string> = {
   403: 'permission_error',
   404: 'invalid_request_error',
   405: 'invalid_request_error',
+  408: 'invalid_request_error',
   409: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
