@@ -6,9 +6,9 @@ import { SupervisedService } from './supervised-service.js';
 
 /**
  * The edge as one node:cluster primary and `workers` worker processes sharing its public port
- * (connections are dealt round-robin). The primary serves nothing itself: it keeps the workers
- * running (a worker that exits is restarted with backoff) and, without REDIS_URL, holds the
- * rate-limit counters every worker counts against, so a limit stays one limit whatever the
+ * (each worker accepts from the shared socket). The primary serves nothing itself: it keeps the
+ * workers running (a worker that exits is restarted with backoff) and, without REDIS_URL, holds
+ * the rate-limit counters every worker counts against, so a limit stays one limit whatever the
  * number of workers.
  */
 export async function startEdgeCluster(options: {
@@ -20,6 +20,12 @@ export async function startEdgeCluster(options: {
   if (!cluster.isPrimary) throw new Error('startEdgeCluster runs in the primary process only');
   // Created before any worker: workers' counters (gateway/rate-limit) ask it over IPC.
   if (!options.redisUrl) new RateLimiterClusterMaster();
+  // The workers accept connections themselves. With node's round-robin the primary accepts and
+  // passes each on, and one passed to a worker that dies before taking it stays open in the
+  // primary with nobody to answer: its client waits for its own timeout. Accepted by a worker, a
+  // connection dies with it and its client sees that at once; one not yet accepted waits in the
+  // kernel's queue for the other workers.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   // Workers run this module's sibling with the primary's own runtime flags (tsx's loader, or none from dist).
   cluster.setupPrimary({ exec: siblingEntry(import.meta.url, 'edge-worker'), args: [] });
   const workers = Array.from(

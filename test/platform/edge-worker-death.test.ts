@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdentityService } from '../../identity/identity.service.js';
+import { openIdentityStore } from '../../identity/index.js';
+import { createTestDatabase } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
+import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { TEST_SECRET } from '../support/subgraph-harness.js';
+
+/**
+ * An edge worker that dies, in `npm start`'s topology (the supervisor, two edge workers on one
+ * port): requests in flight on it, on keep-alive connections to it and on connections being
+ * handed to it as it dies each fail at once (the connection closes), and every other request is
+ * served; none waits for the client's own timeout. The worker is stopped (SIGSTOP) before it is
+ * killed, so that connections do reach it while it can no longer take them: what a worker busy
+ * at its death sees.
+ */
+let dataDir: string;
+let database: { url: string; drop(): Promise<void> };
+let identityOrm: MikroORM | undefined;
+let platform: ServiceProcess | undefined;
+let port: number;
+let key: string;
+
+function logLines(): { msg?: string; service?: string; childPid?: number }[] {
+  return platform!
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        // A line split by another process's write.
+        return [];
+      }
+    });
+}
+
+function startedPids(service: string): number[] {
+  return logLines()
+    .filter((line) => line.msg === `${service} started` && line.childPid)
+    .map((line) => line.childPid!);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The process's state letter in /proc (T: stopped by a signal). */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+}
+
+/** Waits for `predicate`, checked every 100 ms; the bound only keeps a broken platform from hanging the test. */
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (platform?.child.exitCode !== null) throw new Error(`the platform exited while waiting for ${what}:\n${platform?.output()}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${platform?.output().slice(-4000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface Outcome {
+  status?: number;
+  error?: string;
+}
+
+/** A GET of a member page, over `agent` (keep-alive) or a connection of its own (false); never times out by itself. */
+function get(agent: http.Agent | false, requests: http.ClientRequest[] = []): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/api/v1/members?limit=1', agent, headers: { authorization: `Bearer ${key}` } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode }));
+      response.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    requests.push(request);
+  });
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-death-'));
+  database = await createTestDatabase();
+  port = await freePort();
+  const { DATABASE_URL: _ignored, ...inherited } = process.env;
+  platform = spawnService(
+    'node',
+    ['platform/supervisor/launch.mjs'],
+    {
+      ...inherited,
+      NODE_ENV: 'development',
+      // The supervisor logs each process it starts (childPid), which the test follows.
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      INTERNAL_SECRET: TEST_SECRET,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      EDGE_WORKERS: '2',
+      MEMBERSHIP_PORT: String(await freePort()),
+      MARKETPLACE_PORT: String(await freePort()),
+      INFERENCE_PORT: String(await freePort()),
+      TRACEROUTE_PORT: String(await freePort()),
+    },
+    { detached: true },
+  );
+  await waitFor(() => platform!.output().includes('Platform is up.'), 'the platform to start', 280_000);
+  identityOrm = await openIdentityStore(database.url);
+  key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'worker-death', kind: 'live' })).secret;
+}, 300_000);
+
+afterAll(async () => {
+  if (platform && platform.child.exitCode === null) {
+    process.kill(-platform.child.pid!, 'SIGINT');
+    await platform.exited;
+  }
+  await identityOrm?.close(true);
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('an edge worker that dies', () => {
+  it('fails the requests it held at once and serves the rest; none waits for the client to give up', async () => {
+    const [victim] = startedPids('gateway worker 1');
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const requests: http.ClientRequest[] = [];
+    // Keep-alive connections to both workers, as a busy client holds them.
+    const warm = await Promise.all(Array.from({ length: 16 }, () => get(keepAlive, requests)));
+    expect(warm.every((outcome) => outcome.status === 200)).toBe(true);
+
+    process.kill(victim, 'SIGSTOP');
+    await waitFor(() => processState(victim) === 'T', 'the worker to stop');
+    const outcomes: (Outcome | undefined)[] = [];
+    const send = (agent: http.Agent | false) => {
+      const index = outcomes.push(undefined) - 1;
+      void get(agent, requests).then((outcome) => (outcomes[index] = outcome));
+    };
+    // Requests on the keep-alive connections (those to the stopped worker wait on it), and on
+    // connections of their own: the port is shared, so a new connection may be given to either worker.
+    for (let i = 0; i < 8; i++) send(keepAlive);
+    for (let i = 0; i < 8; i++) send(false);
+    const fresh = () => outcomes.slice(8);
+    // All but at most one new connection are answered by the other worker; then the stopped one dies.
+    await waitFor(() => fresh().filter(Boolean).length >= 7, 'the other worker to answer');
+    process.kill(victim, 'SIGKILL');
+
+    // The supervisor restarts it (after its backoff and a start of seconds), and a request on the
+    // same keep-alive agent is served: by then every request above has long settled.
+    await waitFor(() => startedPids('gateway worker 1').length === 2, 'the worker to be restarted');
+    await waitFor(() => logLines().some((line) => line.msg === 'gateway worker 1 is back'), 'the worker to be back');
+    expect(await get(keepAlive, requests)).toEqual({ status: 200 });
+    const unsettled = outcomes.flatMap((outcome, index) => (outcome ? [] : [index < 8 ? `keep-alive #${index}` : `new connection #${index - 8}`]));
+    for (const request of requests) request.destroy();
+    keepAlive.destroy();
+    expect(unsettled).toEqual([]);
+    // Each was served, or failed as a connection that closed: never a 5xx.
+    for (const outcome of outcomes) {
+      if (outcome!.status !== undefined) expect(outcome!.status).toBe(200);
+      else expect(outcome!.error).toMatch(/ECONNRESET|socket hang up|EPIPE/);
+    }
+    // The other worker served the new connections meanwhile.
+    expect(fresh().filter((outcome) => outcome?.status === 200).length).toBeGreaterThanOrEqual(7);
+    expect(alive(victim)).toBe(false);
+  }, 240_000);
+});
