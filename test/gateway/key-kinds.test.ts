@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Supergraph } from '@apollo/federation-internals';
 import {
   getNamedType,
   isEnumType,
@@ -87,14 +90,21 @@ interface Answer {
 
 const kindRefusal = (answer: Answer) => answer.errors?.find((error) => error.extensions?.reason === 'wrong_key_kind');
 
-/** Root fields of every subgraph, read from its own schema, so that a new field is walked too. */
+/** The public API: a subgraph's @inaccessible root fields (the gateway's own relays) are no client's to call. */
+const apiSchema = Supergraph.build(readFileSync(path.resolve(import.meta.dirname, '../../schema/supergraph.graphql'), 'utf8')).apiSchema().toGraphQLJSSchema();
+const isPublic = (operation: 'query' | 'mutation' | 'subscription', name: string) => {
+  const root = operation === 'query' ? apiSchema.getQueryType() : operation === 'mutation' ? apiSchema.getMutationType() : apiSchema.getSubscriptionType();
+  return !!root?.getFields()[name];
+};
+
+/** Public root fields of every subgraph, read from its own schema, so that a new field is walked too. */
 const ROOT_FIELDS = await Promise.all(
   SUBGRAPH_PARTS.map(async (parts) => {
     const schema = await buildPartsSchema(parts);
     const fields = (['query', 'mutation', 'subscription'] as const).flatMap((operation) => {
       const root = operation === 'query' ? schema.getQueryType() : operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
       return Object.values(root?.getFields() ?? {})
-        .filter((field) => !field.name.startsWith('_'))
+        .filter((field) => !field.name.startsWith('_') && isPublic(operation, field.name))
         .map((field) => ({ operation, field }));
     });
     return { parts, fields };
