@@ -21,6 +21,8 @@ const DRIVER_MESSAGES = /^(Connection terminated|Client has encountered a connec
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // An HTTP error (body-parser's "request aborted" is ECONNABORTED with status 400) is the client's connection, not the database's.
+  if (typeof (error as { status?: unknown }).status === 'number' || typeof (error as { type?: unknown }).type === 'string') return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (CONNECTION_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08'))) return true;
   if (DRIVER_MESSAGES.test(error.message)) return true;
