@@ -11,6 +11,7 @@ import { postgresRunAs } from '../../platform/embedded-postgres.js';
 import { freePort } from '../support/free-port.js';
 import { processTree, running } from '../support/process-tree.js';
 import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { logLinesOf } from '../support/supervised-output.js';
 
 /**
  * `npm start`'s topology on its embedded PostgreSQL (no DATABASE_URL), as launch.mjs runs it. The
@@ -30,26 +31,7 @@ let tracerouteKey: string;
 /** Every process seen in the platform's tree, for the final check and for afterAll. */
 const seen = new Set<number>();
 
-interface LogLine {
-  msg?: string;
-  service?: string;
-  exitCode?: number | null;
-  signal?: string | null;
-}
-
-function logLines(): LogLine[] {
-  return platform!
-    .output()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as LogLine];
-      } catch {
-        return [];
-      }
-    });
-}
+const logLines = () => logLinesOf(platform!.output());
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;

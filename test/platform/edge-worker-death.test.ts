@@ -10,6 +10,7 @@ import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { alive, logLinesOf, startedPidsOf } from '../support/supervised-output.js';
 import { TEST_SECRET } from '../support/subgraph-harness.js';
 
 /**
@@ -27,35 +28,8 @@ let platform: ServiceProcess | undefined;
 let port: number;
 let key: string;
 
-function logLines(): { msg?: string; service?: string; childPid?: number }[] {
-  return platform!
-    .output()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line)];
-      } catch {
-        // A line split by another process's write.
-        return [];
-      }
-    });
-}
-
-function startedPids(service: string): number[] {
-  return logLines()
-    .filter((line) => line.msg === `${service} started` && line.childPid)
-    .map((line) => line.childPid!);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const logLines = () => logLinesOf(platform!.output());
+const startedPids = (service: string): number[] => startedPidsOf(platform!.output()).get(service) ?? [];
 
 /** The process's state letter in /proc (T: stopped by a signal). */
 function processState(pid: number): string {

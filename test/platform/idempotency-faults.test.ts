@@ -11,6 +11,7 @@ import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { alive, startedPidsOf } from '../support/supervised-output.js';
 import { TEST_SECRET } from '../support/subgraph-harness.js';
 
 /**
@@ -100,28 +101,7 @@ async function invoicesDescribed(description: string): Promise<{ id: string }[]>
   return rows;
 }
 
-function startedPids(): Map<string, number[]> {
-  const pids = new Map<string, number[]>();
-  for (const line of platform!.output().split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const entry = JSON.parse(line) as { msg?: string; service?: string; childPid?: number };
-      if (entry.msg === `${entry.service} started` && entry.childPid) pids.set(entry.service!, [...(pids.get(entry.service!) ?? []), entry.childPid]);
-    } catch {
-      // A line split by another process's write.
-    }
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const startedPids = () => startedPidsOf(platform!.output());
 
 const arm = (point: FaultPoint) => writeFile(path.join(faultDir, point), '');
 

@@ -9,6 +9,7 @@ import { openIdentityStore } from '../../identity/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { spawnService, type ServiceProcess } from '../support/service-process.js';
+import { alive, logLinesOf, startedPidsOf } from '../support/supervised-output.js';
 import { TEST_SECRET } from '../support/subgraph-harness.js';
 
 /**
@@ -24,49 +25,8 @@ let platform: ServiceProcess | undefined;
 let baseUrl: string;
 let key: string;
 
-interface LogLine {
-  msg?: string;
-  pid?: number;
-  req?: { url?: string };
-  service?: string;
-  childPid?: number;
-  exitCode?: number | null;
-  signal?: string | null;
-}
-
-/** The supervisor's and the edge primary's JSON log lines so far. */
-function logLines(): LogLine[] {
-  return platform!
-    .output()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .flatMap((line) => {
-      // Several processes share the output: a long line may be split by another's write.
-      try {
-        return [JSON.parse(line) as LogLine];
-      } catch {
-        return [];
-      }
-    });
-}
-
-/** Every process id the supervisor and the edge's primary started, by service name (latest last). */
-function startedPids(): Map<string, number[]> {
-  const pids = new Map<string, number[]>();
-  for (const line of logLines()) {
-    if (line.msg === `${line.service} started` && line.childPid) pids.set(line.service!, [...(pids.get(line.service!) ?? []), line.childPid]);
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const logLines = () => logLinesOf(platform!.output());
+const startedPids = () => startedPidsOf(platform!.output());
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
