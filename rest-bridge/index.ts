@@ -7,7 +7,7 @@ import type { EdgeContext } from '../core/edge-context.js';
 import type { BridgeRoutes } from './bridge-routes.js';
 import { apiErrorFromGraphQL, sendApiError, type ApiError, type ErrorFormat } from './errors.js';
 import { buildOpenApiDocument, sofaOperation, type OpenApiExtras } from './openapi.js';
-import { RouteTable, type HandwrittenRoute } from './route-table.js';
+import { RouteTable, type CompiledRoute, type HandwrittenRoute } from './route-table.js';
 import { renameForRest, type RestNamer } from './rest-names.js';
 import { checkParameters } from './strict-parameters.js';
 import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.js';
@@ -231,6 +231,14 @@ export function createRestBridge(options: RestBridgeOptions) {
   const readBody = express.raw({ type: () => true, limit: options.bodyLimit ?? '1mb' });
   const maxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
 
+  // The query parameters each route takes beside its arguments, made once per route, not per request.
+  const extraQueries = new Map<CompiledRoute, ReadonlySet<string>>();
+  const extraQueryOf = (route: CompiledRoute): ReadonlySet<string> => {
+    let names = extraQueries.get(route);
+    if (!names) extraQueries.set(route, (names = new Set([...(options.interfaceQuery ?? []), ...(route.query ?? [])])));
+    return names;
+  };
+
   const handle = async (req: Request, res: ExpressResponse): Promise<void> => {
     const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const url = new URL(req.originalUrl, `http://${req.headers.host ?? 'localhost'}`);
@@ -280,7 +288,7 @@ export function createRestBridge(options: RestBridgeOptions) {
         const nullable = table.nullableArgs(match.route);
         explicitNulls = new Set(Object.entries(parsed).filter(([k, v]) => v === null && nullable.has(k)).map(([k]) => k));
       }
-      const problem = checkParameters(match.route, url.searchParams, body, { extraQuery: new Set([...(options.interfaceQuery ?? []), ...(match.route.query ?? [])]) });
+      const problem = checkParameters(match.route, url.searchParams, body, { extraQuery: extraQueryOf(match.route) });
       if (problem) return void fail(req, res, problem);
       // Every route has a handler: checked when the bridge is built.
       route = { handler: handlers.get(`${match.route.method} ${match.route.path}`)!, params: table.params(match.route, url.pathname) };
