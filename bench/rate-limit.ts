@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { RateLimiter } from '../gateway/rate-limit/rate-limiter.js';
+import { RateLimiter } from '../edge/access/rate-limiter.js';
 import { loadConfig } from '../platform/config.js';
 import { openPlatformDatabase } from '../platform/database.js';
 import { openIdentityStore } from '../identity/index.js';

@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 
 /**
  * Codes every subgraph may raise. The edge maps each to an HTTP status and to the error names
- * of the specification the request came through (rest-bridge/errors.ts). SERVICE_UNAVAILABLE is
+ * of the specification the request came through (edge/rest/api-error.ts). SERVICE_UNAVAILABLE is
  * a dependency that cannot answer now (an inference engine down, loading or timed out): retrying
  * later may succeed, so it is told to the client rather than masked as internal.
  */

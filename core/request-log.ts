@@ -64,7 +64,7 @@ export interface RequestLoggingOptions {
  * One JSON line per request, written when its response is done: the request (method, URL, query,
  * headers, credentials redacted), the response (status, headers, `set-cookie` redacted) and the time taken, at info, or
  * at error for a 5xx or a broken response; `aborted: true` when the connection closed first,
- * `timedOut: true` when the request did not arrive in time (408, gateway/edge-connections.ts).
+ * `timedOut: true` when the request did not arrive in time (408, edge/edge-connections.ts).
  * `req.log` is a child bound to the request's id.
  *
  * This replaces pino-http, whose lines had the same fields: it made two child loggers on every

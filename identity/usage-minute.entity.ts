@@ -4,7 +4,7 @@ import type { Mode } from '../core/principal.js';
 
 /**
  * Requests of one account and mode in one minute, per method, path template and status, as the
- * edge counted them (gateway/dashboard-api/usage-recorder.ts). Upserted in batches; no foreign
+ * edge counted them (edge/interfaces/dashboard/usage-recorder.ts). Upserted in batches; no foreign
  * key, so the hot path's flush never waits on the account row.
  */
 @Entity({ tableName: 'usage_minute' })

@@ -12,7 +12,7 @@ import {
   type RequestBounds,
   type RestBases,
   type SubscriptionLimits,
-} from '../gateway/edge-settings.js';
+} from '../edge/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
 import { DEFAULT_DOCUMENT_SETTINGS, type DocumentSettings } from '../subgraphs/membership/document/document-settings.js';
@@ -24,7 +24,7 @@ import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS
 /** The traceroute export's bounds, the subgraph's own, handed to the edge for its OpenAPI document. */
 export const TRACE_EXPORT_LIMITS = { maxHours: MAX_HOURS, defaultHours: DEFAULT_EXPORT_HOURS, defaultLimit: DEFAULT_EXPORT_LIMIT, maxLimit: MAX_EXPORT_LIMIT };
 
-// The edge's own settings are declared by the edge (gateway/edge-settings.ts); this loader fills them.
+// The edge's own settings are declared by the edge (edge/edge-settings.ts); this loader fills them.
 export { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type DashboardSettings, type RateLimits, type RequestBounds, type RestBases, type SubscriptionLimits };
 
 /** The four subgraphs, in the order they are started and composed. */

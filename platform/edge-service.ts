@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { createEdge, listenEdge, type EdgeOptions } from '../gateway/index.js';
+import { createEdge, listenEdge, type EdgeOptions } from '../edge/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
 import type { RunningService } from '../core/listen.js';
 import { TRACE_EXPORT_LIMITS, type PlatformConfig } from './config.js';

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { EdgeOptions } from '../gateway/index.js';
+import type { EdgeOptions } from '../edge/index.js';
 import { createPlatformPubSub } from '../subgraphs/shared/pubsub.js';
 import { SUBGRAPH_NAMES, type PlatformConfig, type SubgraphName } from './config.js';
 import { openIdentityStore } from '../identity/index.js';

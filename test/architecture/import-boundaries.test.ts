@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 // The folders of the platform import each other in one direction only (ARCHITECTURE.md, "Layers"):
 // core <- subgraphs/shared <- each subgraph; core <- identity (the edge's key store, which no
-// subgraph imports); rest-bridge <- gateway <- platform (the composition root, with schema, cli
-// and the dashboard's build beside it). Read from the sources,
+// subgraph imports); edge <- platform (the composition root, with schema, cli and the
+// dashboard's build beside it). Inside the edge, the shared parts sit below the interfaces. Read from the sources,
 // so a new import that closes a cycle fails here, not in a review.
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SOURCES = ['core', 'identity', 'gateway', 'rest-bridge', 'platform', 'subgraphs', 'schema', 'cli', 'dashboard'];
+const SOURCES = ['core', 'identity', 'edge', 'platform', 'subgraphs', 'schema', 'cli', 'dashboard'];
 const IMPORT = /(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 
 /** A file's area: its top folder, or subgraphs/<name> for a subgraph. */
@@ -128,13 +128,34 @@ describe('import boundaries', () => {
     expect(intoIdentity).toEqual([]);
   });
 
-  it('keeps the edge off the subgraphs: nothing at the edge (gateway, rest-bridge) imports subgraph code', () => {
-    const edge = ['gateway', 'rest-bridge'];
-    const intoSubgraphs = [...edges].filter(([from]) => edge.includes(from)).flatMap(([, byTarget]) => [...byTarget].filter(([to]) => to.startsWith('subgraphs/')).flatMap(([, why]) => why));
+  it('keeps the edge off the subgraphs: nothing at the edge imports subgraph code', () => {
+    const intoSubgraphs = [...(edges.get('edge') ?? [])].filter(([to]) => to.startsWith('subgraphs/')).flatMap(([, why]) => why);
     expect(intoSubgraphs).toEqual([]);
   });
 
-  it('keeps the REST bridge below the gateway: it never imports the gateway or the platform', () => {
-    expect(importsOf('rest-bridge').filter((to) => ['gateway', 'platform'].includes(to))).toEqual([]);
+  // The edge's own layers: the parts every interface shares (access, rest, federation,
+  // idempotency) know no interface; an interface's folder knows no other's, except that /graphql
+  // takes every kind of key and refuses each in its own interface's words (their .keys.ts).
+  const edgeNode = (file: string) => {
+    const [top, second, third] = file.split('/');
+    if (top !== 'edge') return areaOf(file);
+    if (second === 'interfaces' && third && !third.endsWith('.ts')) return `edge/interfaces/${third}`;
+    return second && !second.endsWith('.ts') ? `edge/${second}` : 'edge';
+  };
+  const edgeGraph = importGraph(['edge'], edgeNode);
+
+  it('keeps the shared edge parts below the interfaces', () => {
+    for (const shared of ['edge/access', 'edge/rest', 'edge/federation', 'edge/idempotency']) {
+      const up = [...(edgeGraph.get(shared) ?? [])].filter(([to]) => to.startsWith('edge/interfaces') || to === 'edge/interfaces').flatMap(([, why]) => why);
+      expect(up, shared).toEqual([]);
+    }
+  });
+
+  it("keeps each published interface in its folder: none imports another's, but /graphql reads the others' key rules", () => {
+    const across = [...edgeGraph]
+      .filter(([from]) => from.startsWith('edge/interfaces/'))
+      .flatMap(([from, byTarget]) => [...byTarget].filter(([to]) => to.startsWith('edge/interfaces/') && to !== from).flatMap(([, why]) => why))
+      .filter((why) => !/^edge\/interfaces\/graphql\/graphql\.keys\.ts -> edge\/interfaces\/(membership|traceroute)\/\1\.keys\.js$/.test(why));
+    expect(across).toEqual([]);
   });
 });

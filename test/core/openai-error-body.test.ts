@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openAIErrorFormat } from '../../rest-bridge/errors.js';
+import { openAIErrorFormat } from '../../edge/interfaces/inference/inference.error-body.js';
 import { errorBody, WireError } from '../../subgraphs/inference/openai/openai-error.js';
 
 describe('the OpenAI error body', () => {

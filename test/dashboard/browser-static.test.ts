@@ -4,7 +4,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build.js';
 import { loadConfig } from '../../platform/config.js';
-import { DASHBOARD_CSP, dashboardStatic } from '../../gateway/dashboard-static.js';
+import { DASHBOARD_CSP, dashboardStatic } from '../../edge/interfaces/dashboard/dashboard-static.js';
 
 // The dashboard's files under another DASHBOARD_PATH, without the platform: the app's URLs are
 // relative, so one build serves any path.

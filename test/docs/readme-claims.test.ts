@@ -18,7 +18,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const sources = ['platform', 'gateway', 'rest-bridge', 'subgraphs', 'cli']
+const sources = ['platform', 'edge', 'subgraphs', 'cli']
   .flatMap((dir) => sourceFiles(path.join(root, dir)))
   .map((file) => ({ file: path.relative(root, file), text: readFileSync(file, 'utf8') }));
 

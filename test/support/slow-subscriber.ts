@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
-import type { SubscriptionLimits } from '../../gateway/edge-settings.js';
+import type { SubscriptionLimits } from '../../edge/edge-settings.js';
 import { startTestPlatform, testConfig, type TestPlatform } from './platform-harness.js';
 import { until } from './subscription-probe.js';
 

@@ -33,7 +33,7 @@ function expressionIndex(name: string, definition: string): ClassDecorator {
  * `measured_at` (raw SQL in the migration: MikroORM leaves partitioning it is not told about
  * alone), which is why `measured_at` is part of the primary key and of the identity.
  * GraphQL names are camelCase like the rest of the graph; the REST view renames them to the public
- * API's snake_case (rest-bridge/traceroute.routes.ts).
+ * API's snake_case (edge/interfaces/traceroute/traceroute.routes.ts).
  */
 @ObjectType('Trace', { description: 'A traceroute measurement.' })
 @Directive('@key(fields: "traceId")')

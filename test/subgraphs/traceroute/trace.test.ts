@@ -345,7 +345,7 @@ describe('traces', () => {
 
   // Year 0 is a JavaScript date but not a PostgreSQL one: once a 500. The DateTime scalar refuses
   // it while coercing the variable (Apollo, in front of this, adds BAD_USER_INPUT and the REST
-  // bridge names the parameter: test/rest-bridge/traceroute.test.ts).
+  // bridge names the parameter: test/edge/rest/traceroute.test.ts).
   it.each([
     ['since', { since: '0000-01-01T00:00:00Z' }],
     ['until', { until: '0000-06-01T00:00:00Z' }],
