@@ -12,7 +12,7 @@ export const DIST = path.join(ROOT, 'dist');
 const STAMP = path.join(DIST, '.build-stamp');
 // What tsconfig.build.json compiles, and the files that change what it emits.
 // The dashboard's client is Vite's (dashboard/build.ts builds it into dashboard/dist when stale).
-const SOURCE_DIRS = ['core', 'identity', 'platform', 'subgraphs', 'gateway', 'rest-bridge', 'schema', 'cli'];
+const SOURCE_DIRS = ['core', 'identity', 'platform', 'subgraphs', 'edge', 'schema', 'cli'];
 const SOURCE_FILES = ['dashboard/build.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function* filesUnder(dir) {
