@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withFileLock } from '../core/file-lock.mjs';
@@ -13,35 +15,55 @@ interface BuildLogger {
 }
 
 const SOURCES = ['index.html', 'vite.config.ts', 'src', 'public'];
-const LOCK = path.join(DASHBOARD_ROOT, '.build.lock');
+const VITE = path.join(path.dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin/vite.js');
 
 /**
  * Builds the dashboard with Vite when dist/ is missing or older than any source file. Concurrent
  * callers (test files, several `npm start`s) wait on one lock, so only one build runs; a lock
- * whose holder died mid-build is taken over at once (core/file-lock.mjs).
+ * whose holder died mid-build is taken over at once (core/file-lock.mjs). `root` is the folder
+ * holding vite.config.ts and the sources (the dashboard's own by default).
  */
-export async function ensureDashboardBuilt(logger?: BuildLogger): Promise<void> {
-  if (await isFresh()) return;
+export async function ensureDashboardBuilt(logger?: BuildLogger, root = DASHBOARD_ROOT): Promise<void> {
+  if (await isFresh(root)) return;
   await withFileLock(
-    LOCK,
+    path.join(root, '.build.lock'),
     async () => {
       // Another process may have built it while this one waited.
-      if (await isFresh()) return;
+      if (await isFresh(root)) return;
       const started = Date.now();
       logger?.info('Building the dashboard (dashboard/dist is missing or older than its sources)');
-      const { build } = await import('vite');
-      await build({ configFile: path.join(DASHBOARD_ROOT, 'vite.config.ts'), logLevel: 'warn' });
+      await viteBuild(root);
       logger?.info(`Dashboard built in ${Date.now() - started} ms`);
     },
     { onTakeOver: (reason) => logger?.info(`Taking over the dashboard's build lock: ${reason}`) },
   );
 }
 
-async function isFresh(): Promise<boolean> {
-  const built = await mtimeOf(path.join(DASHBOARD_DIST, 'index.html'));
+/**
+ * Vite's build in a process of its own: Vite sets NODE_ENV=production in the process it runs in,
+ * and the supervisor hands its environment to every service it starts.
+ */
+function viteBuild(root: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [VITE, 'build', '--config', path.join(root, 'vite.config.ts'), '--logLevel', 'warn'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.once('error', reject);
+    child.once('close', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`vite build exited with ${signal ?? code}:\n${output.slice(-4000)}`)),
+    );
+  });
+}
+
+async function isFresh(root: string): Promise<boolean> {
+  const built = await mtimeOf(path.join(root, 'dist', 'index.html'));
   if (built === undefined) return false;
   for (const source of SOURCES) {
-    if ((await newestIn(path.join(DASHBOARD_ROOT, source))) > built) return false;
+    if ((await newestIn(path.join(root, source))) > built) return false;
   }
   return true;
 }
