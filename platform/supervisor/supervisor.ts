@@ -17,7 +17,8 @@ export interface SupervisedPlatform {
 /**
  * The platform as one process per service: the four subgraphs (started together), then the
  * edge's cluster over them. Each is restarted with backoff when it exits unasked while the others
- * keep serving. `stop` stops them all (SIGTERM, then SIGKILL after 15 s) and resolves once none is left.
+ * keep serving. `stop` stops the edge (SIGTERM, then SIGKILL after 15 s), then the subgraphs, and
+ * resolves once none is left.
  */
 export async function startSupervisedPlatform(config: PlatformConfig, databaseUrl: string, logger: Logger): Promise<SupervisedPlatform> {
   const entry = siblingEntry(import.meta.url, 'service-child');
@@ -41,10 +42,15 @@ export async function startSupervisedPlatform(config: PlatformConfig, databaseUr
   const subgraphEnvs = SUBGRAPH_NAMES.map(() => ({ ...baseEnv }));
   const subgraphs = SUBGRAPH_NAMES.map((name, i) => service(name, subgraphEnvs[i]));
   const started: SupervisedService[] = [];
-  // All at once, the edge told first: a terminal's Ctrl-C also reaches the embedded PostgreSQL
-  // (same process group), so the services have its fast shutdown's moments to close, not more.
+  let edge: SupervisedService | undefined;
+  // In order: the edge stops accepting and drains the requests under way (which still need their
+  // subgraphs), then the subgraphs stop; the caller stops the database after them.
   const stop = async () => {
-    await Promise.all([...started].reverse().map((s) => s.stop()));
+    if (edge) {
+      logger.info('stopping the edge; the subgraphs once its requests under way are answered');
+      await edge.stop();
+    }
+    await Promise.all(subgraphs.map((s) => s.stop()));
   };
   try {
     started.push(...subgraphs);
@@ -56,7 +62,7 @@ export async function startSupervisedPlatform(config: PlatformConfig, databaseUr
       // The edge finds each subgraph where it answered.
       edgeEnv[`${name.toUpperCase()}_URL`] = subgraphUrls[name];
     }
-    const edge = service('gateway', edgeEnv);
+    edge = service('gateway', edgeEnv);
     started.push(edge);
     const graphqlUrl = await edge.start();
     return { graphqlUrl, baseUrl: graphqlUrl.replace(/\/graphql$/, ''), subgraphUrls, services: started, stop };
