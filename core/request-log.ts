@@ -77,7 +77,13 @@ export interface RequestLoggingOptions {
 export function requestLogging(logger: Logger, options: RequestLoggingOptions) {
   // pino-std-serializers' shapes, as pino-http logged them: the request redacted on its way out.
   const serializers = {
-    req: stdSerializers.wrapRequestSerializer((serialized) => redactRequest(serialized as unknown as Parameters<typeof redactRequest>[0])),
+    req: stdSerializers.wrapRequestSerializer((serialized) => {
+      const line = redactRequest(serialized as unknown as Parameters<typeof redactRequest>[0]);
+      // Express's req.ip: the client behind the edge's trusted proxies (TRUST_PROXY), not the proxy.
+      const client = (serialized.raw as { ip?: unknown } | undefined)?.ip;
+      if (typeof client === 'string') line.remoteAddress = client;
+      return line;
+    }),
     res: stdSerializers.wrapResponseSerializer((serialized) => redactResponse(serialized as unknown as Parameters<typeof redactResponse>[0])),
   };
   const lines = logger.child({}, { serializers });

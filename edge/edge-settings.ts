@@ -142,4 +142,13 @@ export interface EdgeOptions {
   jsonMaxDepth?: number;
   /** How long a request may take to arrive, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
   requestBounds?: RequestBounds;
+  /** Which proxies' X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY); none by default. */
+  trustProxy?: TrustProxy;
 }
+
+/**
+ * Express's `trust proxy` setting, as TRUST_PROXY gives it: false (the peer is the client), true
+ * (every hop is believed), a hop count, or the proxies' addresses and ranges (`loopback`,
+ * `10.0.0.0/8`, ...).
+ */
+export type TrustProxy = boolean | number | string[];

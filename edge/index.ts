@@ -49,6 +49,9 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function createEdge(options: EdgeOptions): Promise<Edge> {
   const app = express();
   app.disable('x-powered-by');
+  // req.ip (limits per address, sign-in limits, request lines) and req.secure (the session
+  // cookie's Secure) believe the forwarded headers of these proxies only.
+  app.set('trust proxy', options.trustProxy ?? false);
   const jsonMaxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
   const requestBounds = options.requestBounds ?? DEFAULT_REQUEST_BOUNDS;
   const dashboard = { ...DEFAULT_DASHBOARD_SETTINGS, ...options.dashboard, path: options.dashboardPath ?? DEFAULT_DASHBOARD_SETTINGS.path };

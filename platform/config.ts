@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../identity/identity.service.js';
 import { connectableHost } from '../core/net.js';
@@ -12,6 +13,7 @@ import {
   type RequestBounds,
   type RestBases,
   type SubscriptionLimits,
+  type TrustProxy,
 } from '../edge/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
@@ -25,7 +27,7 @@ import { DEFAULT_EXPORT_HOURS, DEFAULT_EXPORT_LIMIT, MAX_EXPORT_LIMIT, MAX_HOURS
 export const TRACE_EXPORT_LIMITS = { maxHours: MAX_HOURS, defaultHours: DEFAULT_EXPORT_HOURS, defaultLimit: DEFAULT_EXPORT_LIMIT, maxLimit: MAX_EXPORT_LIMIT };
 
 // The edge's own settings are declared by the edge (edge/edge-settings.ts); this loader fills them.
-export { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type DashboardSettings, type RateLimits, type RequestBounds, type RestBases, type SubscriptionLimits };
+export { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type DashboardSettings, type RateLimits, type RequestBounds, type RestBases, type SubscriptionLimits, type TrustProxy };
 
 /** The four subgraphs, in the order they are started and composed. */
 export const SUBGRAPH_NAMES = ['membership', 'marketplace', 'inference', 'traceroute'] as const;
@@ -72,6 +74,8 @@ export interface PlatformConfig {
   subscriptions: SubscriptionLimits;
   /** How long the edge waits for a request's headers, its whole arrival, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
   edgeRequests: RequestBounds;
+  /** The proxies in front of the edge whose X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY); none by default. */
+  trustProxy: TrustProxy;
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
@@ -173,6 +177,33 @@ function requestBoundsFromEnv(env: NodeJS.ProcessEnv): RequestBounds {
   return bounds;
 }
 
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY, as Express's `trust proxy`: unset or false (no proxy: the peer is the client), true
+ * (every hop: only behind a proxy that overwrites X-Forwarded-For), a hop count, or a comma-separated
+ * list of the proxies' addresses, ranges (10.0.0.0/8) and the names loopback, linklocal, uniquelocal.
+ */
+function trustProxyFromEnv(env: NodeJS.ProcessEnv): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (TRUST_PROXY_NAMES.includes(entry)) continue;
+    const [address, range, ...rest] = entry.split('/');
+    const version = isIP(address);
+    const rangeOk = range === undefined || (/^\d+$/.test(range) ? Number(range) <= (version === 6 ? 128 : 32) : version === 4 && isIP(range) === 4);
+    if (!version || !rangeOk || rest.length) {
+      throw new Error(
+        `TRUST_PROXY must be true, false, a hop count, or addresses and ranges such as "loopback, 10.0.0.0/8" (names: ${TRUST_PROXY_NAMES.join(', ')}); "${entry}" is none of them`,
+      );
+    }
+  }
+  return entries;
+}
+
 function atMost(value: number, max: number, name: string): number {
   if (value > max) throw new Error(`${name} must be at most ${max}, got ${value}`);
   return value;
@@ -263,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       maxUnsentTotalBytes: countFromEnv(env, 'WS_MAX_UNSENT_TOTAL_BYTES', 268435456),
     },
     edgeRequests: requestBoundsFromEnv(env),
+    trustProxy: trustProxyFromEnv(env),
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
     subgraphQueryDeduplication: env.SUBGRAPH_QUERY_DEDUPLICATION !== 'false',

@@ -34,6 +34,7 @@ export async function startEdgeService(
     maxActiveKeysPerAccount: config.maxActiveKeysPerAccount,
     jsonMaxDepth: config.jsonMaxDepth,
     requestBounds: config.edgeRequests,
+    trustProxy: config.trustProxy,
   });
   try {
     return await listenEdge(edge, config.port, config.host);

@@ -8,6 +8,7 @@ import { graphqlInterface } from './graphql.keys.js';
 import { graphqlDepthGuard } from './json-depth-guard.js';
 import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets } from './subscriptions/websocket-server.js';
+import { clientAddressOf, type TrustFunction } from '../../access/client-address.js';
 
 /**
  * GraphQL over HTTP at /graphql (queries, mutations) and over websockets on the same path
@@ -45,6 +46,7 @@ export const graphqlHttpAndWebsockets: PublishedInterface = {
       jsonMaxDepth: edge.jsonMaxDepth,
       limits: options.subscriptionLimits,
       logger: edge.logger,
+      clientAddress: (request) => clientAddressOf(request, edge.app.get('trust proxy fn') as TrustFunction),
     });
     // Sockets close first (1001, going away), before the HTTP drain.
     return { stop: websockets.dispose, openSockets: websockets.openSockets };

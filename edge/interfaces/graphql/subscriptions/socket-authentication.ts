@@ -20,6 +20,8 @@ export interface SocketAuthenticationOptions {
   edge: EdgeInterface;
   subgraphUrls: Record<string, string>;
   internalSecret: string;
+  /** The client's address behind the trusted proxies (TRUST_PROXY), as req.ip is for HTTP. */
+  clientAddress(request: IncomingMessage): string | undefined;
 }
 
 function bearer(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
@@ -42,8 +44,8 @@ export class SocketAuthentication {
   /** Whether the socket may go on; a refused one is closed with its reason. */
   async connect(socket: WebSocket, request: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Promise<boolean> {
     const secret = bearer(params);
-    // The same address Express gives req.ip (no proxy is trusted).
-    const address = request.socket.remoteAddress;
+    // The same address Express gives req.ip: limits per address hold across HTTP and websockets.
+    const address = this.options.clientAddress(request);
     if (!secret) {
       const viaSession = await this.options.sessions?.authenticateSocket(request, params);
       if (!viaSession) return this.refuse(socket, address, 'Unauthorized: send {"authorization": "Bearer <API key>"} in connectionParams');

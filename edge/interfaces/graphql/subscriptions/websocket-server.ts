@@ -48,6 +48,8 @@ export interface WebSocketServerOptions {
   jsonMaxDepth: number;
   limits: SubscriptionLimits;
   logger: Logger;
+  /** The client's address behind the trusted proxies (TRUST_PROXY), as req.ip is for HTTP. */
+  clientAddress(request: http.IncomingMessage): string | undefined;
 }
 
 /**
