@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { ApolloServer } from '@apollo/server';
@@ -15,6 +16,8 @@ import { IdempotencyOwner } from './idempotency/idempotency-owner.js';
 import { edgeGuard } from './access/edge-guard.js';
 import { RateLimiter } from './access/rate-limiter.js';
 import { startFederatedGraph } from './federation/federated-graph.js';
+import { ClusterPersistedQueries } from './federation/cluster-persisted-queries.js';
+import { RedisPersistedQueries } from './federation/redis-persisted-queries.js';
 import { KeyUseRecorder } from '../identity/key-use-recorder.js';
 import { KeyCache } from '../identity/key-cache.js';
 import { PathTemplates } from './interfaces/dashboard/path-template.js';
@@ -67,6 +70,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     return JSON.stringify((path !== undefined ? formatFor(path) : graphqlErrorFormat)(error, requestId ?? ''));
   });
 
+  const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   const graph = await startFederatedGraph({
     supergraphSdl: options.supergraphSdl,
     subgraphUrls: options.subgraphUrls,
@@ -76,6 +80,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     subgraphQueryDeduplication: options.subgraphQueryDeduplication,
     jsonMaxDepth,
     httpServer,
+    // One store for every replica (Redis) or every worker of this edge (its cluster's primary).
+    persistedQueries: redis ? new RedisPersistedQueries(redis) : cluster.isWorker ? new ClusterPersistedQueries() : undefined,
   });
 
   app.use(
@@ -89,7 +95,6 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       ignore: (req) => req.url === '/health',
     }),
   );
-  const redis = options.redisUrl ? await connectRedis(options.redisUrl, options.logger) : undefined;
   // Marks this process's Idempotency-Key claims as alive while it runs.
   const idempotencyOwner = new IdempotencyOwner(options.identityOrm, options.logger.child({ part: 'idempotency' }));
   const limiter = new RateLimiter(redis);

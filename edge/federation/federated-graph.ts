@@ -8,6 +8,7 @@ import type { EdgeContext } from '../../core/edge-context.js';
 import { clientExtensions, errorMasking } from '../../core/error-masking.js';
 import { DEFAULT_ABUSE_LIMITS, graphqlArmor, type ArmorOptions } from './abuse-limits.js';
 import { operationResolutionPlugin } from './operation-resolution.plugin.js';
+import type { PersistedQueryCache } from './persisted-query-cache.js';
 import { QueryPassthrough } from './query-passthrough.js';
 import { SigningDataSource } from './signing-data-source.js';
 import { SupergraphPlanning } from './supergraph-planning.js';
@@ -32,6 +33,8 @@ export interface FederatedGraphOptions {
   subgraphQueryDeduplication?: boolean;
   jsonMaxDepth: number;
   httpServer: http.Server;
+  /** Where automatic persisted queries are kept; Apollo's in-process cache when unset. */
+  persistedQueries?: PersistedQueryCache;
 }
 
 /** Starts the Apollo gateway over the committed supergraph, with the edge's abuse limits and error masking. */
@@ -73,6 +76,7 @@ export async function startFederatedGraph(options: FederatedGraphOptions): Promi
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
+    ...(options.persistedQueries ? { persistedQueries: { cache: options.persistedQueries } } : {}),
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer: options.httpServer }), operationResolutionPlugin, masking.plugin, ...armor.plugins],
     logger: options.logger,
     // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { siblingEntry } from './child-protocol.js';
+import { PersistedQueryStore } from './persisted-query-store.js';
 import { SupervisedService } from './supervised-service.js';
 
 /**
@@ -9,7 +10,7 @@ import { SupervisedService } from './supervised-service.js';
  * (each worker accepts from the shared socket). The primary serves nothing itself: it keeps the
  * workers running (a worker that exits is restarted with backoff) and, without REDIS_URL, holds
  * the rate-limit counters every worker counts against, so a limit stays one limit whatever the
- * number of workers.
+ * number of workers, and the automatic persisted queries every worker finds.
  */
 export async function startEdgeCluster(options: {
   workers: number;
@@ -20,6 +21,11 @@ export async function startEdgeCluster(options: {
   if (!cluster.isPrimary) throw new Error('startEdgeCluster runs in the primary process only');
   // Created before any worker: workers' counters (gateway/rate-limit) ask it over IPC.
   if (!options.redisUrl) new RateLimiterClusterMaster();
+  // Likewise the automatic persisted queries: registered through one worker, found by all.
+  if (!options.redisUrl) {
+    const persistedQueries = new PersistedQueryStore();
+    cluster.on('message', (worker, message) => persistedQueries.handle(worker, message));
+  }
   // The workers accept connections themselves. With node's round-robin the primary accepts and
   // passes each on, and one passed to a worker that dies before taking it stays open in the
   // primary with nobody to answer: its client waits for its own timeout. Accepted by a worker, a
