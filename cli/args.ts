@@ -16,7 +16,13 @@ export interface Command {
   usage: string;
   /** Parses the command's own arguments; runs before any database is opened. */
   prepare(args: string[]): CommandAction;
+  /** A listing (its result is an array of rows): it takes `--format json|table`. */
+  listing?: boolean;
 }
+
+/** How a command's result is printed: JSON (default, for `| jq`) or, for listings, an aligned table. */
+export type OutputFormat = 'json' | 'table';
+const OUTPUT_FORMATS: readonly OutputFormat[] = ['json', 'table'];
 
 type Values<O extends ParseArgsOptionsConfig> = ReturnType<
   typeof parseArgs<{ options: O; strict: true; allowPositionals: true }>
@@ -33,10 +39,12 @@ export function defineCommand<const O extends ParseArgsOptionsConfig, I>(spec: {
   positionals?: readonly string[];
   parse(values: Values<O>, positionals: string[]): I;
   run(identity: IdentityService, input: I, em: EntityManager): Promise<unknown>;
+  listing?: boolean;
 }): Command {
   return {
     words: spec.words,
     usage: spec.usage,
+    listing: spec.listing,
     prepare(args) {
       let parsed: { values: Values<O>; positionals: string[] };
       try {
@@ -60,31 +68,74 @@ export function defineCommand<const O extends ParseArgsOptionsConfig, I>(spec: {
   };
 }
 
-export type Invocation = { kind: 'help'; exitCode: 0 | 2 } | { kind: 'run'; action: CommandAction };
+/**
+ * Help (on stdout with exit 0 when asked for, on stderr with exit 2 when nothing was asked) about
+ * the commands under `topic` (`['keys']`: the keys commands), or a command ready to run.
+ */
+export type Invocation = { kind: 'help'; exitCode: 0 | 2; topic: readonly string[] } | { kind: 'run'; action: CommandAction; format: OutputFormat };
+
+/** The words before the first flag: the command or group named. */
+function leadingWords(argv: readonly string[]): string[] {
+  const end = argv.findIndex((word) => word.startsWith('-'));
+  return [...(end === -1 ? argv : argv.slice(0, end))];
+}
+
+/** Whether `prefix` names a group of commands (`keys`), or a command, without any other word. */
+function namesGroup(prefix: readonly string[], commands: readonly Command[]): boolean {
+  return prefix.length > 0 && commands.some((command) => prefix.every((word, index) => command.words[index] === word));
+}
+
+/** Takes `--format json|table` (or `--format=...`) out of a listing command's arguments. */
+function takeFormat(args: string[]): { args: string[]; format: OutputFormat } {
+  let format: string = 'json';
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (args[i] === '--format') {
+      if (i + 1 >= args.length || args[i + 1].startsWith('-')) throw new UsageError(`--format takes one of ${OUTPUT_FORMATS.join(', ')}`);
+      format = args[++i];
+    } else if (args[i].startsWith('--format=')) format = args[i].slice('--format='.length);
+    else rest.push(args[i]);
+  }
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got "${format}"`);
+  return { args: rest, format: format as OutputFormat };
+}
 
 /** Picks the command named by the first words of `argv` and parses the rest of it. */
 export function parseCommandLine(argv: readonly string[], commands: readonly Command[]): Invocation {
-  if (argv.length === 0) return { kind: 'help', exitCode: 2 };
+  if (argv.length === 0) return { kind: 'help', exitCode: 2, topic: [] };
   const beforeTerminator = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
-  if (argv[0] === 'help' || beforeTerminator.includes('--help') || beforeTerminator.includes('-h')) {
-    return { kind: 'help', exitCode: 0 };
-  }
+  if (argv[0] === 'help') return { kind: 'help', exitCode: 0, topic: leadingWords(argv.slice(1)) };
+  if (beforeTerminator.includes('--help') || beforeTerminator.includes('-h')) return { kind: 'help', exitCode: 0, topic: leadingWords(argv) };
   const command = commands.find((candidate) => candidate.words.every((word, index) => argv[index] === word));
   if (!command) {
+    // A group alone (`keys`) lists its commands.
+    if (argv.every((word) => !word.startsWith('-')) && namesGroup(argv, commands)) {
+      return { kind: 'help', exitCode: 0, topic: [...argv] };
+    }
     const words = argv.slice(0, 2).filter((word) => !word.startsWith('-'));
     throw new UsageError(`unknown command "${words.join(' ')}"`);
   }
-  return { kind: 'run', action: command.prepare(argv.slice(command.words.length)) };
+  const own = argv.slice(command.words.length);
+  const { args, format } = command.listing ? takeFormat(own) : { args: own, format: 'json' as const };
+  return { kind: 'run', action: command.prepare(args), format };
 }
 
-export function usageText(commands: readonly Command[]): string {
+/** The usage of the commands under `topic` (all of them when it names none). */
+export function usageText(commands: readonly Command[], topic: readonly string[] = []): string {
+  const under = commands.filter((command) => topic.every((word, index) => command.words[index] === word));
+  const shown = under.length ? under : commands;
   return [
     'Usage:',
-    ...commands.map((command) => `  ${PROGRAM} ${command.usage}`),
-    `  ${PROGRAM} help`,
+    ...shown.map((command) => `  ${PROGRAM} ${command.usage}`),
+    `  ${PROGRAM} help [<command>]`,
     '',
     'Uses DATABASE_URL when set, otherwise the embedded PostgreSQL under DATA_DIR (default ./.data),',
-    'started for the command when the platform is not running. Results are JSON on stdout.',
+    'started for the command when the platform is not running. Results are JSON on stdout',
+    '(`--format table` for listings). Help goes to stdout; errors to stderr.',
     '',
   ].join('\n');
 }

@@ -79,7 +79,8 @@ const createKey = defineCommand({
 
 const listKeys = defineCommand({
   words: ['keys', 'list'],
-  usage: 'keys list [--account <slug>] [--kind <kind>]  (a text or image key with plan null is on the defaultPlan)',
+  usage: 'keys list [--account <slug>] [--kind <kind>] [--format json|table]  (a text or image key with plan null is on the defaultPlan)',
+  listing: true,
   options: { account: { type: 'string' }, kind: { type: 'string' } },
   parse: (values) => ({ account: values.account, kind: values.kind === undefined ? undefined : keyKind(values.kind) }),
   run: (identity, input) => identity.listKeys(input),

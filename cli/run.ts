@@ -4,6 +4,7 @@ import { openIdentityStore } from '../identity/index.js';
 import { parseCommandLine, usageText, type CommandAction } from './args.js';
 import { openSharedDatabase } from '../platform/shared-database.js';
 import { IncompleteResult } from './incomplete-result.js';
+import { formatTable } from './table-format.js';
 import { KEYS_COMMANDS } from './keys.command.js';
 import { TRACEROUTE_COMMANDS } from './traceroute.command.js';
 import { USERS_COMMANDS } from './users.command.js';
@@ -39,7 +40,8 @@ function oneLine(error: unknown): string {
 }
 
 /**
- * Runs one command line. Only a command that ran writes to stdout, and only its JSON result;
+ * Runs one command line. Only help asked for and a command that ran write to stdout (the usage;
+ * the command's result, JSON or with `--format table` a table);
  * returns the exit code: 0 done, 1 failed (a one-line `error:` on stderr; a command that ran but
  * failed in part, an IncompleteResult, prints its result too), 2 bad command line.
  */
@@ -47,16 +49,19 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
   try {
     const invocation = parseCommandLine(argv, COMMANDS);
     if (invocation.kind === 'help') {
-      output.stderr(usageText(COMMANDS));
+      // Asked for, help is the output; a bare command line is an error that shows it.
+      (invocation.exitCode === 0 ? output.stdout : output.stderr)(usageText(COMMANDS, invocation.topic));
       return invocation.exitCode;
     }
+    const print = (result: unknown) =>
+      invocation.format === 'table' && Array.isArray(result) ? formatTable(result as Record<string, unknown>[]) : JSON.stringify(result, null, 2) + '\n';
     const result = await withIdentity(invocation.action);
     if (result instanceof IncompleteResult) {
-      output.stdout(JSON.stringify(result.result, null, 2) + '\n');
+      output.stdout(print(result.result));
       output.stderr(`error: ${oneLine(result.message)}\n`);
       return 1;
     }
-    output.stdout(JSON.stringify(result, null, 2) + '\n');
+    output.stdout(print(result));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

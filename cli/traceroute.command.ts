@@ -7,10 +7,11 @@ import { migrate, openOrm } from '../core/orm.js';
 import { sharedIpEnricher } from '../subgraphs/traceroute/enrichment/ip-enricher.js';
 import { readFileRecords } from '../subgraphs/traceroute/ingest/record-reader.js';
 import { SyntheticTraceGenerator } from '../subgraphs/traceroute/ingest/synthetic-generator.js';
-import { TraceImporter, type ImportReport } from '../subgraphs/traceroute/ingest/trace-importer.js';
+import { TraceImporter } from '../subgraphs/traceroute/ingest/trace-importer.js';
 import { tracerouteOrmOptions } from '../subgraphs/traceroute/mikro-orm.config.js';
 import { defineCommand, positiveInteger, type Command } from './args.js';
 import { IncompleteResult } from './incomplete-result.js';
+import { ProgressBar } from './progress-bar.js';
 import { UsageError } from './usage.error.js';
 
 /** Opens the traceroute schema of the platform's database (migrating it), runs `work`, closes it. */
@@ -27,28 +28,6 @@ async function withTraceroute<T>(work: (importer: TraceImporter) => Promise<T>):
   } finally {
     await database.stop();
   }
-}
-
-/** A progress bar on stderr when it is a terminal; nothing otherwise (stdout carries only JSON). */
-function progressBar(label: string) {
-  const tty = process.stderr.isTTY;
-  let last = 0;
-  return {
-    update(fraction: number, report: ImportReport, force = false) {
-      const now = Date.now();
-      if (!tty || (!force && now - last < 100)) return;
-      last = now;
-      const width = 30;
-      const done = Math.round(Math.min(1, Math.max(0, fraction)) * width);
-      process.stderr.write(
-        `\r${label} [${'#'.repeat(done)}${'.'.repeat(width - done)}] ${Math.round(fraction * 100)}% ` +
-          `${report.stored} stored, ${report.duplicates} duplicate, ${report.skipped.length} skipped`,
-      );
-    },
-    done() {
-      if (tty) process.stderr.write('\n');
-    },
-  };
 }
 
 /** Whether a file holds nothing but white space (an empty import is no failure). */
@@ -77,7 +56,7 @@ const importCommand: Command = {
         for (const file of args) {
           const size = (await stat(file)).size || 1;
           const progress = { bytes: 0 };
-          const bar = progressBar(file);
+          const bar = new ProgressBar(file);
           const report = await importer.run(readFileRecords(file, progress), (r) => bar.update(progress.bytes / size, r));
           bar.update(1, report, true);
           bar.done();
@@ -115,7 +94,7 @@ const generate = defineCommand({
   run: ({}, input) =>
     withTraceroute(async (importer) => {
       const generator = new SyntheticTraceGenerator(await sharedIpEnricher(), input.seed);
-      const bar = progressBar('generate');
+      const bar = new ProgressBar('generate');
       const report = await importer.store(generator.generate(input.count, { days: input.days }), undefined, (r) => bar.update(r.read / input.count, r));
       bar.update(1, report, true);
       bar.done();

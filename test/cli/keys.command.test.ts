@@ -62,6 +62,18 @@ describe('npm run cli -- keys', () => {
     expect(run.stdout).not.toContain((secret as string).slice(12));
   });
 
+  it('list --format table prints one aligned row per key under a header, without its secret', async () => {
+    const run = await cli('keys', 'list', '--account', ACCOUNT, '--format', 'table');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const [header, row, ...rest] = run.stdout.trimEnd().split('\n');
+    expect(rest).toEqual([]);
+    const columns = header.split(/\s{2,}/);
+    expect(columns.slice(0, 3)).toEqual(Object.keys(created).filter((field) => field !== 'secret').slice(0, 3));
+    // Each value starts where its column's name does.
+    for (const field of ['id', 'kind', 'account', 'name'] as const) expect(row.slice(header.indexOf(field)).startsWith(String(created[field]))).toBe(true);
+    expect(run.stdout).not.toContain((created.secret as string).slice(12));
+  });
+
   it('disable prints the disabled key and the secret stops working', async () => {
     const run = await cli('keys', 'disable', created.id as string);
     expect(run.code).toBe(0);

@@ -25,16 +25,31 @@ async function run(...argv: string[]) {
 }
 
 describe('runCli before any database is opened', () => {
-  it.each([[[]], [['keys']], [['keys', 'rotate']], [['frobnicate']]])('%j prints the usage and exits 2', async (argv) => {
+  it.each([[[]], [['keys', 'rotate']], [['frobnicate']]])('%j prints the usage on stderr and exits 2', async (argv) => {
     const result = await run(...argv);
     expect(result).toMatchObject({ code: 2, stdout: '' });
     expect(result.stderr).toContain('Usage:');
   });
 
-  it.each([[['help']], [['--help']], [['keys', 'create', '-h']]])('%j prints the usage and exits 0', async (argv) => {
+  it.each([[['help']], [['--help']], [['-h']]])('%j prints the usage on stdout and exits 0', async (argv) => {
     const result = await run(...argv);
-    expect(result).toMatchObject({ code: 0, stdout: '' });
-    expect(result.stderr).toContain('keys create --kind <live|test|text|image|traceroute|admin> --account <slug>');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toContain('keys create --kind <live|test|text|image|traceroute|admin> --account <slug>');
+    expect(result.stdout).toContain('traceroute import <file>...');
+  });
+
+  it.each([[['keys']], [['help', 'keys']], [['keys', '--help']]])('%j lists the keys commands on stdout and exits 0', async (argv) => {
+    const result = await run(...argv);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const lines = result.stdout.split('\n').filter((line) => line.startsWith('  npm run'));
+    expect(lines.map((line) => line.split(' ').slice(7, 9).join(' '))).toEqual(['keys create', 'keys list', 'keys plan', 'keys disable', 'keys enable', 'keys expire', 'help [<command>]']);
+  });
+
+  it('keys create -h shows the keys create usage on stdout and exits 0', async () => {
+    const result = await run('keys', 'create', '-h');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toContain('keys create --kind <live|test|text|image|traceroute|admin> --account <slug>');
+    expect(result.stdout).not.toContain('keys list');
   });
 
   it.each([
@@ -45,6 +60,9 @@ describe('runCli before any database is opened', () => {
     [['keys', 'list', 'acme'], '"keys list" takes no positional arguments'],
     [['keys', 'disable'], '"keys disable" takes <id>'],
     [['keys', 'disable', 'key_a', 'key_b'], '"keys disable" takes <id>'],
+    [['keys', 'list', '--format', 'yaml'], '--format must be one of json, table, got "yaml"'],
+    [['keys', 'list', '--format'], '--format takes one of json, table'],
+    [['keys', 'create', '--kind', 'live', '--account', 'acme', '--format', 'table'], "Unknown option '--format'"],
   ])('%j is a usage error (exit 2): %s', async (argv, message) => {
     const result = await run(...argv);
     expect(result).toMatchObject({ code: 2, stdout: '' });

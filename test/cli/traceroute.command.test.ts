@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,4 +99,24 @@ describe('npm run cli -- traceroute', () => {
     expect(badCount.code).toBe(1);
     expect(badCount.stderr).toContain('--count must be a whole number');
   }, 60_000);
+
+  it.skipIf(!existsSync('/usr/bin/script'))('shows the progress on a terminal with records a second and, at the end, the time it took', async () => {
+    const atlas = path.resolve(import.meta.dirname, '../fixtures/traceroute/ripe-atlas-traceroutes.jsonl');
+    // script(1) gives the command a terminal, as a person running it has.
+    const command = `${path.resolve(import.meta.dirname, '../../node_modules/.bin/tsx')} cli/main.ts traceroute import '${atlas}'`;
+    const run = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: { ...process.env, PATH: `${path.resolve(import.meta.dirname, '../../node_modules/.bin')}:${process.env.PATH}`, DATABASE_URL: db.url, DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, output }));
+    });
+    expect(run.code, run.output).toBe(0);
+    const drawn = run.output.split(/[\r\n]+/).filter((line) => line.includes('[#') || line.includes('[.'));
+    expect(drawn.at(-1)).toMatch(/\] 100% 14 records, \d+ records\/s, done in \d+ s; \d+ stored, \d+ duplicate, 0 skipped$/);
+  });
 });
