@@ -76,7 +76,9 @@ export async function startFederatedGraph(options: FederatedGraphOptions): Promi
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     allowBatchedHttpRequests: armor.allowBatchedHttpRequests,
-    ...(options.persistedQueries ? { persistedQueries: { cache: options.persistedQueries } } : {}),
+    // A day: a shared store (Redis) is not bounded by size the way Apollo's in-process LRU is, and
+    // a client whose query expired sends it whole once more.
+    ...(options.persistedQueries ? { persistedQueries: { cache: options.persistedQueries, ttl: 86_400 } } : {}),
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer: options.httpServer }), operationResolutionPlugin, masking.plugin, ...armor.plugins],
     logger: options.logger,
     // The process stops the server itself, in order (service-entry.ts). Apollo's own SIGINT/SIGTERM

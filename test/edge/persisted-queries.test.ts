@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.js';
 import type { RunningService } from '../../core/listen.js';
@@ -61,5 +62,16 @@ describe.skipIf(missing)(`automatic persisted queries with REDIS_URL${missing ? 
     const byHash = await persisted(edges[1], query, false);
     expect(byHash.errors).toBeUndefined();
     expect(byHash.data).toMatchObject({ __typename: 'Query' });
+    // Kept for a day, not for ever: Redis is not filled by every query ever registered.
+    const client = new Redis(redis.url);
+    try {
+      const keys = await client.keys('edge:apq:*');
+      expect(keys).toHaveLength(1);
+      const ttl = await client.ttl(keys[0]);
+      expect(ttl).toBeGreaterThan(86_000);
+      expect(ttl).toBeLessThanOrEqual(86_400);
+    } finally {
+      client.disconnect();
+    }
   });
 });
