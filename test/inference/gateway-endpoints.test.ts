@@ -89,6 +89,9 @@ describe('GET /v1/routes', () => {
       [
         'GET /v1/health',
         'GET /v1/models',
+        'GET /v1/models/{id}',
+        'POST /v1/responses',
+        'GET /v1/responses/{id}',
         'GET /v1/routes',
         'GET /v1/status',
         'GET /v1/analytics',
@@ -107,9 +110,11 @@ describe('GET /v1/routes', () => {
   it('lists only routes that answer', async () => {
     const { body } = await getJson('/v1/routes');
     for (const route of body.data as { method: string; path: string }[]) {
-      const response = await fetch(url(route.path), { method: route.method, ...(route.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}) });
+      // A path with a parameter is asked for an id that does not exist: its 404 is the resource's, not the URL's.
+      const templated = route.path.includes('{');
+      const response = await fetch(url(route.path.replace(/\{\w+\}/g, 'none')), { method: route.method, ...(route.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}) });
       const answer = await response.json();
-      expect(response.status, route.path).not.toBe(404);
+      if (!templated) expect(response.status, route.path).not.toBe(404);
       if (response.status >= 400) expect(answer.error.code, route.path).not.toBe('unknown_url');
     }
   });

@@ -10,6 +10,7 @@ import { gatewayAnalytics } from '../analytics/analytics.wire.js';
 import { imageRoutes } from '../images/image.routes.js';
 import type { WireCall, WireRoute } from './wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
+import { responsesRoutes } from '../responses/responses.routes.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from './openai-error.js';
 import { parseWire, tooDeep } from './wire-body.js';
@@ -170,6 +171,22 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     }
   };
 
+  /** The interface's model list entries, text and image models (GET /v1/models and /v1/models/{id}). */
+  const modelList = async (iface: WireInterface, caller: Caller, { provider, onlyPlan = false }: { provider?: string; onlyPlan?: boolean }) => {
+    const plan = service.planFor(caller);
+    const planConfig = plan === undefined ? undefined : runtime.config.plans.find((p) => p.id === plan);
+    const prefer = iface === 'gateway' ? runtime.config.interfaces.gateway.defaultProvider : undefined;
+    const [models, images] = await Promise.all([service.models({ interface: iface, provider, ...(onlyPlan ? { plan } : {}) }), service.imageModels({ interface: iface, provider })]);
+    return [
+      ...listedModels(models, {
+        prefer,
+        urlImages: URL_IMAGES[iface] === 'accept' ? true : URL_IMAGES[iface] === 'refuse' ? false : 'per-model',
+        ...(planConfig ? { onPlan: (m) => planIncludes(planConfig, m.provider, m.id) } : {}),
+      }),
+      ...listedImageModels(images, prefer),
+    ];
+  };
+
   const routes: WireRoute[] = [
     { method: 'POST', path: '/v1/chat/completions', interfaces: ALL, summary: 'Chat completion, text and vision (OpenAI wire format; stream: true for server-sent events)', handle: generate('chat') },
     { method: 'POST', path: '/v1/completions', interfaces: ALL, summary: 'Raw text completion (OpenAI wire format; stream: true for server-sent events)', handle: generate('completion') },
@@ -220,23 +237,25 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           }
           onlyPlan = query.available_on_current_plan === '1';
         }
-        const plan = service.planFor(caller);
-        const planConfig = plan === undefined ? undefined : runtime.config.plans.find((p) => p.id === plan);
-        const prefer = iface === 'gateway' ? runtime.config.interfaces.gateway.defaultProvider : undefined;
-        const [models, images] = await Promise.all([service.models({ interface: iface, provider, ...(onlyPlan ? { plan } : {}) }), service.imageModels({ interface: iface, provider })]);
-        res.json({
-          object: 'list',
-          data: [
-            ...listedModels(models, {
-              prefer,
-              urlImages: URL_IMAGES[iface] === 'accept' ? true : URL_IMAGES[iface] === 'refuse' ? false : 'per-model',
-              ...(planConfig ? { onPlan: (m) => planIncludes(planConfig, m.provider, m.id) } : {}),
-            }),
-            ...listedImageModels(images, prefer),
-          ],
-        });
+        res.json({ object: 'list', data: await modelList(iface, caller, { provider, onlyPlan }) });
       },
     },
+    {
+      method: 'GET',
+      // A wildcard: a model id may hold a slash (org/model), sent as %2F or as is.
+      path: '/v1/models/*id',
+      interfaces: ALL,
+      summary: "One model's entry of /v1/models (the openai client's models.retrieve); 404 model_not_found for an id this interface does not serve",
+      handle: async ({ iface, req, res, caller }) => {
+        const segments = (req.params as { id?: string | string[] }).id;
+        const id = Array.isArray(segments) ? segments.join('/') : String(segments ?? '');
+        for (const name of Object.keys(req.query)) throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
+        const entry = (await modelList(iface, caller, {})).find((m) => m.id === id);
+        if (!entry) throw new WireError(404, 'model_not_found', `The model '${id}' does not exist or is not served on this interface`, 'model');
+        res.json(entry);
+      },
+    },
+    ...responsesRoutes(service, logger, URL_IMAGES),
     {
       method: 'GET',
       path: '/v1/health',
@@ -276,7 +295,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       interfaces: ['gateway'],
       summary: 'Every endpoint of the gateway, from its route table',
       handle: async ({ res }) => {
-        res.json({ object: 'list', data: routes.filter((r) => r.interfaces.includes('gateway')).map((r) => ({ method: r.method, path: r.path, summary: r.summary })) });
+        res.json({ object: 'list', data: routes.filter((r) => r.interfaces.includes('gateway')).map((r) => ({ method: r.method, path: listedPath(r.path), summary: r.summary })) });
       },
     },
     {
@@ -373,6 +392,11 @@ const URL_IMAGES: Record<WireInterface, UrlImagePolicy> = {
   proxy: 'per-model',
   gateway: 'refuse',
 };
+
+/** A route's path as /v1/routes lists it: Express's parameters (`:id`, `*id`) written `{id}`, as OpenAPI writes them. */
+function listedPath(path: string): string {
+  return path.replace(/[:*](\w+)/g, '{$1}');
+}
 
 /** Whose parallel requests a call counts against: its key, or its client address on keyless interfaces. */
 function subjectOf(caller: Caller): string {

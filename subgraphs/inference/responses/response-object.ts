@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { FinishReason, Usage } from '../engine/text-engine.js';
+import type { WireError } from '../openai/openai-error.js';
+import type { ResponsesBody } from './responses-request.js';
+
+/**
+ * OpenAI's Response object and its streamed events, as its API and the openai SDK have them: one
+ * assistant message with one output_text part per answer. The events of a stream come in
+ * OpenAI's order, each with its sequence_number.
+ */
+
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+
+/** One response under way: its ids and the request fields it echoes. */
+export class ResponseDraft {
+  readonly id = newId('resp');
+  readonly messageId = newId('msg');
+  readonly createdAt = Math.floor(Date.now() / 1000);
+  private sequence = 0;
+
+  constructor(private readonly body: ResponsesBody) {}
+
+  /** The message item with `text`; in_progress while streaming. */
+  message(text: string | null, status: 'in_progress' | 'completed' | 'incomplete') {
+    return {
+      id: this.messageId,
+      type: 'message',
+      status,
+      role: 'assistant',
+      content: text === null ? [] : [outputText(text)],
+    };
+  }
+
+  /** The Response object: output and usage once it has ended. */
+  response(status: ResponseStatus, end?: { text: string; finishReason: FinishReason; usage: Usage } | { error: WireError; text: string | null; usage: Usage | null }) {
+    const body = this.body;
+    const incomplete = end && 'finishReason' in end && end.finishReason === 'length';
+    const format = body.text?.format ?? { type: 'text' };
+    return {
+      id: this.id,
+      object: 'response',
+      created_at: this.createdAt,
+      status,
+      background: false,
+      error: end && 'error' in end ? { code: end.error.code, message: end.error.message } : null,
+      incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+      instructions: body.instructions ?? null,
+      max_output_tokens: body.max_output_tokens ?? null,
+      metadata: body.metadata ?? {},
+      model: body.model,
+      output: end && end.text !== null ? [this.message(end.text, incomplete ? 'incomplete' : 'completed')] : [],
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      previous_response_id: null,
+      reasoning: { effort: null, summary: null },
+      // Nothing is kept, whatever the client asked: GET /v1/responses/{id} is 404.
+      store: false,
+      temperature: body.temperature ?? null,
+      text: { format },
+      tool_choice: body.tool_choice ?? 'auto',
+      tools: body.tools ?? [],
+      top_p: body.top_p ?? null,
+      truncation: 'disabled',
+      usage: end?.usage ? usageOf(end.usage) : null,
+      user: body.user ?? null,
+    };
+  }
+
+  /** A streamed event, with the next sequence number, as server-sent event text. */
+  event(type: string, fields: Record<string, unknown>): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...fields })}\n\n`;
+  }
+
+  /** Where a text event sits: the one message, its one part. */
+  get at() {
+    return { item_id: this.messageId, output_index: 0, content_index: 0 };
+  }
+}
+
+export function outputText(text: string) {
+  return { type: 'output_text', text, annotations: [], logprobs: [] };
+}
+
+export function usageOf(usage: Usage) {
+  return {
+    input_tokens: usage.promptTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: usage.completionTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}

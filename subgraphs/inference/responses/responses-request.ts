@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import type { ChatMessage, ContentPart, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
+import { IMAGE_URL_SCHEMES_MESSAGE, isHttpOrDataUrl } from '../image-input/image-input.js';
+import { WireError } from '../openai/openai-error.js';
+
+/**
+ * The Responses API's request body (POST /v1/responses), as OpenAI documents it, validated with
+ * zod and read into the engine-neutral generation input. `null` for an optional field means
+ * absent, as OpenAI takes it. What the platform cannot honour (stored conversations, background
+ * runs, reasoning settings, files) is refused by name, never ignored.
+ */
+
+const nullish = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+
+const inputText = z.strictObject({ type: z.literal('input_text'), text: z.string() });
+const inputImage = z.strictObject({
+  type: z.literal('input_image'),
+  // The spec's two forms only: a file:, ftp: or gopher: URL never reaches an engine.
+  image_url: nullish(z.string().min(1).refine(isHttpOrDataUrl, IMAGE_URL_SCHEMES_MESSAGE)),
+  file_id: nullish(z.string()),
+  detail: nullish(z.enum(['auto', 'low', 'high'])),
+});
+// An earlier answer sent back as input (a multi-turn conversation kept by the client).
+const outputText = z.strictObject({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()).optional(), logprobs: nullish(z.array(z.unknown())) });
+const refusal = z.strictObject({ type: z.literal('refusal'), refusal: z.string() });
+const contentPart = z.discriminatedUnion('type', [inputText, inputImage, outputText, refusal]);
+
+const message = z.strictObject({
+  type: z.literal('message').optional(),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.union([z.string(), z.array(contentPart).min(1)]),
+});
+const functionCall = z.strictObject({
+  type: z.literal('function_call'),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+const functionCallOutput = z.strictObject({
+  type: z.literal('function_call_output'),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.unknown())]),
+});
+const inputItem = z.union([message, functionCall, functionCallOutput]);
+
+const functionTool = z.strictObject({
+  type: z.literal('function'),
+  name: z.string().min(1).max(64),
+  description: nullish(z.string()),
+  parameters: nullish(z.record(z.string(), z.unknown())),
+  strict: nullish(z.boolean()),
+});
+
+const textFormat = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    name: z.string().min(1).max(64),
+    schema: z.record(z.string(), z.unknown()),
+    description: nullish(z.string()),
+    strict: nullish(z.boolean()),
+  }),
+]);
+
+const toolChoice = z.union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), name: z.string().min(1) })]);
+
+const schemas = new Map<boolean, z.ZodType>();
+
+/** The body's schema; the gateway also takes `provider`, as its chat completions do. */
+export function responsesSchema(gateway: boolean): z.ZodType<ResponsesBody> {
+  let schema = schemas.get(gateway);
+  if (!schema) {
+    schema = z.strictObject({
+      model: z.string().min(1).max(256),
+      input: z.union([z.string(), z.array(inputItem).min(1).max(1024)]),
+      instructions: nullish(z.string()),
+      max_output_tokens: nullish(z.int().min(1)),
+      temperature: nullish(z.number().min(0).max(2)),
+      top_p: nullish(z.number().min(0).max(1)),
+      text: nullish(z.strictObject({ format: nullish(textFormat), verbosity: nullish(z.enum(['medium'])) })),
+      tools: nullish(z.array(functionTool).max(128)),
+      tool_choice: nullish(toolChoice),
+      parallel_tool_calls: nullish(z.boolean()),
+      stream: nullish(z.boolean()),
+      stream_options: nullish(z.strictObject({ include_obfuscation: nullish(z.boolean()) })),
+      store: nullish(z.boolean()),
+      previous_response_id: nullish(z.string()),
+      metadata: nullish(z.record(z.string().max(64), z.string().max(512))),
+      user: nullish(z.string().max(256)),
+      truncation: nullish(z.enum(['disabled'])),
+      ...(gateway ? { provider: z.string().min(1).max(64).optional() } : {}),
+    });
+    schemas.set(gateway, schema);
+  }
+  return schema as z.ZodType<ResponsesBody>;
+}
+
+type InputItem = z.infer<typeof inputItem>;
+type FunctionTool = z.infer<typeof functionTool>;
+
+export interface ResponsesBody {
+  model: string;
+  provider?: string;
+  input: string | InputItem[];
+  instructions?: string | null;
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  text?: { format?: z.infer<typeof textFormat> | null; verbosity?: 'medium' | null } | null;
+  tools?: FunctionTool[] | null;
+  tool_choice?: z.infer<typeof toolChoice> | null;
+  parallel_tool_calls?: boolean | null;
+  stream?: boolean | null;
+  stream_options?: { include_obfuscation?: boolean | null } | null;
+  store?: boolean | null;
+  previous_response_id?: string | null;
+  metadata?: Record<string, string> | null;
+  user?: string | null;
+  truncation?: 'disabled' | null;
+}
+
+/** What a Responses body asks of the generation, in the engines' terms. */
+export interface ResponsesCall {
+  input: GenerationInput;
+  sampling: SamplingParams;
+  guided?: Guided;
+}
+
+/**
+ * Reads a validated body into a generation, or refuses what it cannot serve. Function tools are
+ * refused here until generation can call them; `tool_choice: none` with tools asks for text only,
+ * which every model gives.
+ */
+export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): ResponsesCall {
+  if (body.previous_response_id != null) {
+    throw new WireError(
+      400,
+      'previous_response_not_found',
+      `Previous response with id '${body.previous_response_id}' not found: responses are not kept here; send the conversation in 'input'`,
+      'previous_response_id',
+    );
+  }
+  if (body.stream_options != null && body.stream !== true) throw new WireError(400, 'invalid_value', 'stream_options is only allowed when stream is true', 'stream_options');
+  const tools = body.tools ?? [];
+  const textOnly = body.tool_choice === 'none';
+  if (tools.length > 0 && !textOnly) throw toolsRefused('tools');
+  if (body.tool_choice != null && body.tool_choice !== 'none' && body.tool_choice !== 'auto') throw toolsRefused('tool_choice');
+  if (typeof body.tool_choice === 'object' && body.tool_choice !== null && !tools.some((t) => t.name === (body.tool_choice as { name: string }).name)) {
+    throw new WireError(badValue, 'invalid_value', `tool_choice names a function that is not among the tools`, 'tool_choice.name');
+  }
+
+  const messages: ChatMessage[] = [];
+  if (body.instructions != null && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
+  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
+  else body.input.forEach((item, i) => messages.push(messageOf(item, i)));
+
+  const sampling: SamplingParams = {};
+  if (body.temperature != null) sampling.temperature = body.temperature;
+  if (body.top_p != null) sampling.topP = body.top_p;
+  if (body.max_output_tokens != null) sampling.maxTokens = body.max_output_tokens;
+
+  const format = body.text?.format;
+  const guided: Guided | undefined =
+    format?.type === 'json_schema' ? { kind: 'json', schema: format.schema } : format?.type === 'json_object' ? { kind: 'json', schema: { type: 'object' } } : undefined;
+  return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}) };
+}
+
+function toolsRefused(param: string): WireError {
+  return new WireError(400, 'tools_not_supported', 'Function calling is not served on this interface: no model here calls tools. Leave out tools, or give tool_choice "none"', param);
+}
+
+function messageOf(item: InputItem, index: number): ChatMessage {
+  if (item.type === 'function_call' || item.type === 'function_call_output') throw toolsRefused(`input[${index}]`);
+  const role = item.role === 'developer' ? 'system' : item.role;
+  if (typeof item.content === 'string') return { role, content: item.content };
+  const parts: ContentPart[] = item.content.map((part, j) => {
+    switch (part.type) {
+      case 'input_text':
+      case 'output_text':
+        return { type: 'text', text: part.text };
+      case 'refusal':
+        return { type: 'text', text: part.refusal };
+      case 'input_image':
+        if (part.image_url == null) {
+          throw new WireError(400, 'unsupported_parameter', 'An input_image needs image_url (an http(s) URL or a base64 data URI): files are not kept here', `input[${index}].content[${j}].file_id`);
+        }
+        return { type: 'image_url', image_url: { url: part.image_url } };
+    }
+  });
+  // Templates take text as one string when there is no image; keep parts only for vision.
+  return parts.some((p) => p.type === 'image_url') ? { role, content: parts } : { role, content: parts.map((p) => (p as { text: string }).text).join('') };
+}

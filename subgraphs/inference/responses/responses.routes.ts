@@ -1,0 +1,147 @@
+import type { Logger } from 'pino';
+import type { GenerationEvent, Usage } from '../engine/text-engine.js';
+import type { GenerationService, GenerateCall } from '../generation/generation.service.js';
+import type { UrlImagePolicy } from '../generation/image-input-refused.js';
+import { outcomeFor, WireError, wireErrorOf } from '../openai/openai-error.js';
+import { parseWire } from '../openai/wire-body.js';
+import type { WireCall, WireRoute } from '../openai/wire-route.js';
+import { badValueStatus, USAGE_INTERFACE, WIRE_INTERFACES, type WireInterface } from '../openai/wire-interface.js';
+import { ResponseDraft } from './response-object.js';
+import { responsesCallOf, responsesSchema } from './responses-request.js';
+
+/**
+ * OpenAI's Responses API on every OpenAI-compatible interface, an adapter over the same
+ * generation as chat completions: the body becomes chat messages, sampling and guided output,
+ * runs on the interface's providers (usage recorded as chat's), and the answer is a Response
+ * object or its stream of events. Responses are not kept: GET of one is OpenAI's 404.
+ */
+export function responsesRoutes(service: GenerationService, logger: Logger, urlImages: Record<WireInterface, UrlImagePolicy>): WireRoute[] {
+  const create = async (wire: WireCall) => {
+    const { iface, res } = wire;
+    const body = parseWire(iface, responsesSchema(iface === 'gateway'), wire.req.body);
+    const asked = responsesCallOf(body, badValueStatus(iface));
+    const stream = body.stream === true;
+    const draft = new ResponseDraft(body);
+    const send = (type: string, fields: Record<string, unknown>) => res.write(draft.event(type, fields));
+    // As chat's stream: headers and the opening events once a provider has the request.
+    const open = () => {
+      if (res.headersSent || wire.signal.aborted) return;
+      res.status(200);
+      res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+      res.setHeader('cache-control', 'no-cache');
+      res.setHeader('x-accel-buffering', 'no');
+      res.flushHeaders();
+      send('response.created', { response: draft.response('in_progress') });
+      send('response.in_progress', { response: draft.response('in_progress') });
+      send('response.output_item.added', { output_index: 0, item: draft.message(null, 'in_progress') });
+      send('response.content_part.added', { ...draft.at, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    };
+    const call: GenerateCall = {
+      interface: iface,
+      usageInterface: USAGE_INTERFACE[iface],
+      caller: wire.caller,
+      ...(body.provider !== undefined ? { provider: body.provider } : {}),
+      model: body.model,
+      ...asked,
+      streamed: stream,
+      signal: wire.signal,
+      urlImages: urlImages[iface],
+      outcomeOf: outcomeFor(iface),
+      ...(stream ? { onAccepted: open } : {}),
+    };
+    let text = '';
+    let usage: Usage | null = null;
+    const failMidStream = (error: unknown) => {
+      const answered = wireErrorOf(iface, error);
+      if (answered.status >= 500) logger.warn({ err: error }, 'response failed midway');
+      send('response.failed', { response: draft.response('failed', { error: answered, text, usage }) });
+      send('error', { code: answered.code, message: answered.message, param: answered.param });
+      res.end();
+      return answered;
+    };
+    let started: Awaited<ReturnType<GenerationService['start']>>;
+    try {
+      started = await service.start(call);
+    } catch (error) {
+      if (!res.headersSent || wire.signal.aborted) throw error;
+      failMidStream(error);
+      return;
+    }
+    const { run, first } = started;
+    const next = async (): Promise<GenerationEvent> => {
+      const step = await run.events.next();
+      if (step.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
+      return step.value;
+    };
+
+    if (!stream) {
+      try {
+        let event = first;
+        while (event.type !== 'done') {
+          text += event.text;
+          event = await next();
+        }
+        run.finish({ status: 200, usage: event.usage });
+        const status = event.finishReason === 'length' ? 'incomplete' : 'completed';
+        res.json(draft.response(status, { text, finishReason: event.finishReason, usage: event.usage }));
+        return;
+      } catch (error) {
+        const answered = wireErrorOf(iface, error);
+        run.finish({ status: wire.signal.aborted ? 499 : answered.status, errorCode: wire.signal.aborted ? 'client_closed' : answered.code });
+        throw answered;
+      }
+    }
+
+    open();
+    try {
+      let event = first;
+      while (event.type !== 'done') {
+        if (event.text) {
+          text += event.text;
+          send('response.output_text.delta', { ...draft.at, delta: event.text, logprobs: [] });
+        }
+        event = await next();
+      }
+      usage = event.usage;
+      const incomplete = event.finishReason === 'length';
+      send('response.output_text.done', { ...draft.at, text, logprobs: [] });
+      send('response.content_part.done', { ...draft.at, part: { type: 'output_text', text, annotations: [], logprobs: [] } });
+      send('response.output_item.done', { output_index: 0, item: draft.message(text, incomplete ? 'incomplete' : 'completed') });
+      const status = incomplete ? 'incomplete' : 'completed';
+      send(`response.${status}`, { response: draft.response(status, { text, finishReason: event.finishReason, usage }) });
+      res.end();
+      run.finish({ status: 200, usage });
+    } catch (error) {
+      if (wire.signal.aborted) {
+        run.finish({ status: 499, errorCode: 'client_closed', usage });
+        (wire.req.log ?? logger).info({ path: wire.req.path }, 'the client closed the connection during the answer');
+        return;
+      }
+      const answered = failMidStream(error);
+      run.finish({ status: answered.status, errorCode: answered.code, usage });
+    }
+  };
+
+  return [
+    {
+      method: 'POST',
+      path: '/v1/responses',
+      interfaces: WIRE_INTERFACES,
+      summary: "OpenAI's Responses API over the same generation as chat (stream: true for its events); nothing is stored",
+      handle: create,
+    },
+    {
+      method: 'GET',
+      path: '/v1/responses/:id',
+      interfaces: WIRE_INTERFACES,
+      summary: 'A stored response: none is kept, so always 404 (send the conversation as input instead)',
+      handle: async ({ req }) => {
+        throw notKept(String(req.params.id));
+      },
+    },
+  ];
+}
+
+function notKept(id: string): WireError {
+  return new WireError(404, 'response_not_found', `Response with id '${id}' not found: responses are not stored here (store is ignored); keep the output and send it back as input`, 'response_id');
+}
