@@ -204,7 +204,7 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
       try {
         for await (const event of stream) {
           types.push(event.type);
-          if (event.type === 'response.failed') expect(event.response).toMatchObject({ status: 'failed', error: { code: 'upstream_error' } });
+          if (event.type === 'response.failed') expect(event.response).toMatchObject({ status: 'failed', error: { code: 'upstream_error' }, output: [{ type: 'message', status: 'incomplete' }] });
         }
       } catch (error) {
         return error;
@@ -214,6 +214,28 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     expect(types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
     expect(types.at(-1)).toBe('response.failed');
     await allIdle(platform.baseUrl, 5_000);
+  });
+
+  it('opens a stream as soon as the upstream has the request, and stops the generation when the client goes away', async () => {
+    let release!: () => void;
+    vllm.behaviour.firstChunkGate = new Promise<void>((resolve) => (release = resolve));
+    const before = new Date();
+    try {
+      const stream = await client().responses.create({ model: MODEL, input: 'Say hello', stream: true });
+      const iterator = stream[Symbol.asyncIterator]();
+      // No token has come yet: the opening events are there at once.
+      expect((await iterator.next()).value).toMatchObject({ type: 'response.created', sequence_number: 0 });
+      expect((await iterator.next()).value).toMatchObject({ type: 'response.in_progress' });
+      stream.controller.abort();
+      await allIdle(platform.baseUrl, 10_000);
+    } finally {
+      release();
+    }
+    const row = await waitFor('the record of the abandoned response', async () => {
+      const { rows } = await db.query<{ status: number; error_code: string }>('select * from inference.usage_record where occurred_at >= $1 and interface = $2 and status = 499', [before, usage]);
+      return rows[0];
+    });
+    expect(row.error_code).toBe('client_closed');
   });
 
   it('retrieves a model with models.retrieve, and answers an unknown one 404 model_not_found', async () => {

@@ -50,7 +50,7 @@ export class ResponseDraft {
       max_output_tokens: body.max_output_tokens ?? null,
       metadata: body.metadata ?? {},
       model: body.model,
-      output: end && end.text !== null ? [this.message(end.text, incomplete ? 'incomplete' : 'completed')] : [],
+      output: end && end.text !== null ? [this.message(end.text, status === 'completed' ? 'completed' : 'incomplete')] : [],
       parallel_tool_calls: body.parallel_tool_calls ?? true,
       previous_response_id: null,
       reasoning: { effort: null, summary: null },
