@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import pg from 'pg';
+import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
@@ -15,24 +16,29 @@ import { lastGeneration, onGenerationOnly } from './upstream-behaviour.js';
  */
 let platform: TestPlatform;
 let vllm: LoopbackOpenAiServer;
+let vision: LoopbackOpenAiServer;
 let textKey: string;
 let db: pg.Client;
 
 const MODEL = 'vllm-model';
+const VISION_MODEL = 'vllm-vision';
 const REPLY = 'Hello, loopback world.';
 
 beforeAll(async () => {
-  vllm = await LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]);
-  const upstream = [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', timeouts: { connectMs: 2_000 } }];
+  // vLLM's listing does not say which models take images; llama.cpp's does.
+  [vllm, vision] = await Promise.all([
+    LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]),
+    LoopbackOpenAiServer.start('llama.cpp', [{ id: VISION_MODEL, contextLength: 4096, vision: true }]),
+  ]);
+  const upstream = (url: string, flavour: string) => [{ type: 'openai-upstream', url, flavour, timeouts: { connectMs: 2_000 } }];
+  const both = ['provider_a', 'provider_b'];
   const config = inferenceConfigFrom(
     {
-      providers: [{ id: 'provider_a', name: 'A', engines: upstream }],
-      interfaces: {
-        serviceT: { providers: ['provider_a'] },
-        serviceI: { providers: ['provider_a'] },
-        proxy: { providers: ['provider_a'] },
-        gateway: { providers: ['provider_a'], defaultProvider: 'provider_a' },
-      },
+      providers: [
+        { id: 'provider_a', name: 'A', engines: upstream(vllm.url, 'vllm') },
+        { id: 'provider_b', name: 'B', engines: upstream(vision.url, 'llama.cpp') },
+      ],
+      interfaces: { serviceT: { providers: both }, serviceI: { providers: both }, proxy: { providers: both }, gateway: { providers: both, defaultProvider: 'provider_a' } },
     },
     null,
   );
@@ -45,10 +51,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end();
   await platform?.close();
-  await vllm?.close();
+  await Promise.all([vllm?.close(), vision?.close()]);
 });
 
-afterEach(() => vllm.reset());
+afterEach(() => {
+  vllm.reset();
+  vision.reset();
+});
 
 const MOUNTS = [
   { name: 'Service T', mount: '/inference/text', key: () => textKey, usage: 'service_t' },
@@ -153,6 +162,31 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     ]);
     expect(sent).not.toHaveProperty('temperature');
     expect(sent).not.toHaveProperty('top_p');
+  });
+
+  it('sends input_image parts to a vision model under the image rules of chat', async () => {
+    const png = await sharp({ create: { width: 3, height: 2, channels: 3, background: { r: 200, g: 10, b: 10 } } }).png().toBuffer();
+    const uri = `data:image/png;base64,${png.toString('base64')}`;
+    await client().responses.create({
+      model: VISION_MODEL,
+      instructions: 'Describe it.',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: uri, detail: 'auto' }] }],
+    });
+    expect(lastGeneration(vision).body.messages).toEqual([
+      { role: 'system', content: 'Describe it.' },
+      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: uri } }] },
+    ]);
+    vision.reset();
+    const bad = mount === '/inference/text' || mount === '/inference/gateway' ? 422 : 400;
+    const metadata = client().responses.create({
+      model: VISION_MODEL,
+      instructions: 'Describe it.',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'x' }, { type: 'input_image', image_url: 'http://169.254.169.254/latest/meta-data/', detail: 'auto' }] }],
+    });
+    // The parameter at fault is named as the client sent it, in input.
+    const wanted = mount === '/inference/gateway' ? { status: 400, code: 'image_url_not_supported' } : { status: bad, code: 'invalid_value' };
+    await expect(metadata).rejects.toMatchObject({ ...wanted, param: 'input[0].content[1].image_url' });
+    expect(vision.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
   });
 
   it('records the usage of a response as chat usage is recorded', async () => {

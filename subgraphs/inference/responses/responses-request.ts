@@ -131,6 +131,8 @@ export interface ResponsesCall {
   input: GenerationInput;
   sampling: SamplingParams;
   guided?: Guided;
+  /** A parameter named in chat's terms (`messages[1].content[0].image_url.url`) as the body has it (`input[0].content[0].image_url`). */
+  paramOf(param: string | null): string | null;
 }
 
 /**
@@ -157,9 +159,26 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
   }
 
   const messages: ChatMessage[] = [];
-  if (body.instructions != null && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
-  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else body.input.forEach((item, i) => messages.push(messageOf(item, i)));
+  // Where each message came from in the body, to name a parameter as the client sent it.
+  const sources: string[] = [];
+  if (body.instructions != null && body.instructions !== '') {
+    messages.push({ role: 'system', content: body.instructions });
+    sources.push('instructions');
+  }
+  if (typeof body.input === 'string') {
+    messages.push({ role: 'user', content: body.input });
+    sources.push('input');
+  } else {
+    body.input.forEach((item, i) => {
+      messages.push(messageOf(item, i));
+      sources.push(`input[${i}]`);
+    });
+  }
+  const paramOf = (param: string | null) => {
+    const found = param === null ? null : /^messages\[(\d+)\](.*)$/.exec(param);
+    if (!found) return param;
+    return `${sources[Number(found[1])] ?? 'input'}${found[2]!.replace(/\.image_url\.url$/, '.image_url')}`;
+  };
 
   const sampling: SamplingParams = {};
   if (body.temperature != null) sampling.temperature = body.temperature;
@@ -169,7 +188,7 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
   const format = body.text?.format;
   const guided: Guided | undefined =
     format?.type === 'json_schema' ? { kind: 'json', schema: format.schema } : format?.type === 'json_object' ? { kind: 'json', schema: { type: 'object' } } : undefined;
-  return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}) };
+  return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}), paramOf };
 }
 
 function toolsRefused(param: string): WireError {

@@ -19,7 +19,13 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
   const create = async (wire: WireCall) => {
     const { iface, res } = wire;
     const body = parseWire(iface, responsesSchema(iface === 'gateway'), wire.req.body);
-    const asked = responsesCallOf(body, badValueStatus(iface));
+    const { paramOf, ...asked } = responsesCallOf(body, badValueStatus(iface));
+    // The generation names parameters as chat's messages; the client sent input items.
+    const answerOf = (error: unknown) => {
+      const answered = wireErrorOf(iface, error);
+      const param = paramOf(answered.param);
+      return param === answered.param ? answered : new WireError(answered.status, answered.code, answered.message, param, answered.retryAfter);
+    };
     const stream = body.stream === true;
     const draft = new ResponseDraft(body);
     const send = (type: string, fields: Record<string, unknown>) => res.write(draft.event(type, fields));
@@ -52,7 +58,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
     let text = '';
     let usage: Usage | null = null;
     const failMidStream = (error: unknown) => {
-      const answered = wireErrorOf(iface, error);
+      const answered = answerOf(error);
       if (answered.status >= 500) logger.warn({ err: error }, 'response failed midway');
       send('response.failed', { response: draft.response('failed', { error: answered, text, usage }) });
       send('error', { code: answered.code, message: answered.message, param: answered.param });
@@ -63,7 +69,12 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
     try {
       started = await service.start(call);
     } catch (error) {
-      if (!res.headersSent || wire.signal.aborted) throw error;
+      if (wire.signal.aborted) throw error;
+      if (!res.headersSent) {
+        const answered = answerOf(error);
+        // A fault of ours goes to the router as it was thrown, to be logged with its stack.
+        throw answered.status === 500 ? error : answered;
+      }
       failMidStream(error);
       return;
     }
@@ -86,7 +97,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
         res.json(draft.response(status, { text, finishReason: event.finishReason, usage: event.usage }));
         return;
       } catch (error) {
-        const answered = wireErrorOf(iface, error);
+        const answered = answerOf(error);
         run.finish({ status: wire.signal.aborted ? 499 : answered.status, errorCode: wire.signal.aborted ? 'client_closed' : answered.code });
         throw answered;
       }
