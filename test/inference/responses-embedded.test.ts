@@ -51,6 +51,13 @@ describe.each(MOUNTS)('$name', ({ mount, key }) => {
     expect(validate(JSON.parse(response.output_text))).toBe(true);
   });
 
+  it('refuses a schema the engine cannot enforce, naming text.format', async () => {
+    const schema = { type: 'object', properties: { name: { type: 'string' } }, notAKeyword: true };
+    const refused = client().responses.create({ model: MODEL, input: 'x', text: { format: { type: 'json_schema', name: 'thing', schema } } });
+    const bad = mount === '/inference/text' || mount === '/inference/gateway' ? 422 : 400;
+    await expect(refused).rejects.toMatchObject({ status: bad, code: 'unsupported_parameter', param: 'text.format' });
+  });
+
   it('streams deltas that add up to the final text, with usage at the end', async () => {
     const stream = client().responses.stream({ model: MODEL, input: 'Write', max_output_tokens: 12 });
     let text = '';

@@ -175,6 +175,7 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     });
   }
   const paramOf = (param: string | null) => {
+    if (param !== null && param in RESPONSES_NAMES) return RESPONSES_NAMES[param]!;
     const found = param === null ? null : /^messages\[(\d+)\](.*)$/.exec(param);
     if (!found) return param;
     return `${sources[Number(found[1])] ?? 'input'}${found[2]!.replace(/\.image_url\.url$/, '.image_url')}`;
@@ -190,6 +191,13 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     format?.type === 'json_schema' ? { kind: 'json', schema: format.schema } : format?.type === 'json_object' ? { kind: 'json', schema: { type: 'object' } } : undefined;
   return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}), paramOf };
 }
+
+/** Chat's names of what a Responses body sets otherwise, for refusals an engine words in chat's terms. */
+const RESPONSES_NAMES: Record<string, string> = {
+  max_tokens: 'max_output_tokens',
+  guided_json: 'text.format',
+  response_format: 'text.format',
+};
 
 function toolsRefused(param: string): WireError {
   return new WireError(400, 'tools_not_supported', 'Function calling is not served on this interface: no model here calls tools. Leave out tools, or give tool_choice "none"', param);
