@@ -206,6 +206,9 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     const lookup = client().responses.retrieve('resp_abc');
     await expect(lookup).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(lookup).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
+    for (const call of [client().responses.delete('resp_abc'), client().responses.inputItems.list('resp_abc'), client().responses.cancel('resp_abc')]) {
+      await expect(call).rejects.toMatchObject({ status: 404, code: 'response_not_found', message: expect.stringContaining("'resp_abc'") });
+    }
 
     await expect(client().responses.create({ model: MODEL, input: 'x', previous_response_id: 'resp_abc' })).rejects.toMatchObject({
       status: 400,

@@ -364,6 +364,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       // Multipart bodies (images/edits) are read by their handler; JSON ones here, within the route's limit.
       const parsers = route.multipart ? [] : [bodyOf(route.bodyLimit ?? BODY_LIMIT), boundedDepth];
       if (route.method === 'GET') router.get(path, ...parsers, handler);
+      else if (route.method === 'DELETE') router.delete(path, ...parsers, handler);
       else router.post(path, ...parsers, handler);
     }
   }

@@ -14,7 +14,7 @@ export interface WireCall {
 
 /** An entry of the interfaces' route table (`/v1/routes` lists the gateway's). */
 export interface WireRoute {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   interfaces: readonly WireInterface[];
   summary: string;

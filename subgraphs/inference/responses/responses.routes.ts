@@ -141,15 +141,23 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       summary: "OpenAI's Responses API over the same generation as chat (stream: true for its events); nothing is stored",
       handle: create,
     },
-    {
-      method: 'GET',
-      path: '/v1/responses/:id',
+    // What OpenAI does with a stored response: none is kept, so each is 404 naming the response.
+    ...(
+      [
+        ['GET', '/v1/responses/:id', 'A stored response'],
+        ['DELETE', '/v1/responses/:id', 'Deletes a stored response'],
+        ['GET', '/v1/responses/:id/input_items', 'The input items of a stored response'],
+        ['POST', '/v1/responses/:id/cancel', 'Cancels a background response'],
+      ] as const
+    ).map(([method, path, what]): WireRoute => ({
+      method,
+      path,
       interfaces: WIRE_INTERFACES,
-      summary: 'A stored response: none is kept, so always 404 (send the conversation as input instead)',
+      summary: `${what}: responses are not stored, so always 404 response_not_found (send the conversation as input instead)`,
       handle: async ({ req }) => {
         throw notKept(String(req.params.id));
       },
-    },
+    })),
   ];
 }
 
