@@ -216,6 +216,10 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
       param: 'previous_response_id',
     });
     await expect(client().responses.create({ model: MODEL, input: 'x', background: true })).rejects.toMatchObject({ status: 400, code: 'unknown_parameter', param: 'background' });
+    await expect(client().responses.create({ model: MODEL, input: [{ type: 'item_reference', id: 'msg_abc' }] })).rejects.toMatchObject({
+      param: 'input[0]',
+      message: expect.stringContaining('input items of type "item_reference" are not served here'),
+    });
     await expect(client().responses.create({ model: MODEL })).rejects.toMatchObject({ status: 400, code: 'missing_parameter', param: 'input' });
     await expect(client().responses.create({ model: 'no-such-model', input: 'x' })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
     const bad = mount === '/inference/text' || mount === '/inference/gateway' ? 422 : 400;

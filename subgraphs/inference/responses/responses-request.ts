@@ -47,7 +47,16 @@ const functionCallOutput = z.strictObject({
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(z.unknown())]),
 });
-const inputItem = z.union([message, functionCall, functionCallOutput]);
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output'];
+const inputItem = z.union([message, functionCall, functionCallOutput], {
+  error: (issue) => {
+    const type = (issue.input as { type?: unknown } | undefined)?.type;
+    // item_reference, reasoning and the built-in tools' items refer to what is not kept or not served here.
+    return issue.code === 'invalid_union' && typeof type === 'string' && !ITEM_TYPES.includes(type)
+      ? `input items of type "${type}" are not served here (only ${ITEM_TYPES.join(', ')})`
+      : undefined;
+  },
+});
 
 const functionTool = z.strictObject({
   type: z.literal('function'),
@@ -79,7 +88,8 @@ export function responsesSchema(gateway: boolean): z.ZodType<ResponsesBody> {
   if (!schema) {
     schema = z.strictObject({
       model: z.string().min(1).max(256),
-      input: z.union([z.string(), z.array(inputItem).min(1).max(1024)]),
+      // A string is one user message, so that a bad item's refusal names it (a union would name only `input`).
+      input: z.preprocess((value) => (typeof value === 'string' ? [{ role: 'user', content: value }] : value), z.array(inputItem).min(1).max(1024)),
       instructions: nullish(z.string()),
       max_output_tokens: nullish(z.int().min(1)),
       temperature: nullish(z.number().min(0).max(2)),
@@ -108,7 +118,7 @@ type FunctionTool = z.infer<typeof functionTool>;
 export interface ResponsesBody {
   model: string;
   provider?: string;
-  input: string | InputItem[];
+  input: InputItem[];
   instructions?: string | null;
   max_output_tokens?: number | null;
   temperature?: number | null;
@@ -165,15 +175,10 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     messages.push({ role: 'system', content: body.instructions });
     sources.push('instructions');
   }
-  if (typeof body.input === 'string') {
-    messages.push({ role: 'user', content: body.input });
-    sources.push('input');
-  } else {
-    body.input.forEach((item, i) => {
-      messages.push(messageOf(item, i));
-      sources.push(`input[${i}]`);
-    });
-  }
+  body.input.forEach((item, i) => {
+    messages.push(messageOf(item, i));
+    sources.push(`input[${i}]`);
+  });
   const paramOf = (param: string | null) => {
     if (param !== null && param in RESPONSES_NAMES) return RESPONSES_NAMES[param]!;
     const found = param === null ? null : /^messages\[(\d+)\](.*)$/.exec(param);
