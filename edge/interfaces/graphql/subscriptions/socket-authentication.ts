@@ -14,7 +14,9 @@ import { CLOSE_FORBIDDEN, CLOSE_TOO_MANY_REQUESTS, CLOSE_UNAUTHORIZED, type Open
 
 export interface SocketAuthenticationOptions {
   identityOrm: MikroORM;
+  /** The edge's cache of looked-up keys; the periodic re-checks of open sockets read the store itself. */
   keyCache?: KeyCache;
+  /** The dashboard's sessions: a socket without a key may authenticate with the session cookie. */
   sessions?: SessionAuthenticator;
   limiter: RateLimiter;
   edge: EdgeInterface;

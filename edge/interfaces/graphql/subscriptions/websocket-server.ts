@@ -1,24 +1,19 @@
 import type http from 'node:http';
 import type { ApolloServer } from '@apollo/server';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { getOperationAST, getVariableValues, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type ValidationRule } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { keyRefusal } from '../../../../identity/identity.service.js';
-import type { KeyCache } from '../../../../identity/key-cache.js';
 import type { EdgeContext } from '../../../../core/edge-context.js';
 import { nestsDeeperThan } from '../../../../core/json-depth.js';
-import type { EdgeInterface } from '../../../access/edge-interface.js';
-import type { RateLimiter } from '../../../access/rate-limiter.js';
-import type { SessionAuthenticator } from '../../../access/session-auth.js';
 import type { SubscriptionLimits } from '../../../edge-settings.js';
 import { operationResolutionError } from '../../../federation/operation-resolution.plugin.js';
 import { tooDeepGraphQLError } from '../json-depth-guard.js';
 import { BackPressure } from './back-pressure.js';
 import { KeyRechecks } from './key-rechecks.js';
-import { SocketAuthentication } from './socket-authentication.js';
+import { SocketAuthentication, type SocketAuthenticationOptions } from './socket-authentication.js';
 import { formattedResult, internalError, refuse, withCode } from './socket-errors.js';
 import { OpenSockets, type HookContext, type SocketContext, type SocketState } from './socket-state.js';
 import { SubscriptionExecution } from './subscription-execution.js';
@@ -29,27 +24,16 @@ import { ValidatedDocuments } from './validated-documents.js';
 export type { SubscriptionLimits };
 export { CLOSE_FORBIDDEN, CLOSE_TOO_MANY_REQUESTS, CLOSE_TOO_SLOW, CLOSE_UNAUTHORIZED } from './socket-state.js';
 
-export interface WebSocketServerOptions {
+export interface WebSocketServerOptions extends SocketAuthenticationOptions {
   httpServer: http.Server;
   apollo: ApolloServer<EdgeContext>;
   executor: SubscriptionExecutor;
-  identityOrm: MikroORM;
-  /** The edge's cache of looked-up keys; the periodic re-checks of open sockets read the store itself. */
-  keyCache?: KeyCache;
-  /** The dashboard's sessions: a socket without a key may authenticate with the session cookie. */
-  sessions?: SessionAuthenticator;
-  limiter: RateLimiter;
-  edge: EdgeInterface;
-  subgraphUrls: Record<string, string>;
-  internalSecret: string;
   validationRules: ValidationRule[];
   maxTokens: number;
   /** How deeply an operation's variables and extensions may nest (JSON_MAX_DEPTH). */
   jsonMaxDepth: number;
   limits: SubscriptionLimits;
   logger: Logger;
-  /** The client's address behind the trusted proxies (TRUST_PROXY), as req.ip is for HTTP. */
-  clientAddress(request: http.IncomingMessage): string | undefined;
 }
 
 /**
