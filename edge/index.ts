@@ -43,6 +43,8 @@ export interface Edge {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** Polled by supervisors and load balancers: no request line each. */
+const PROBE_PATHS = new Set(['/health', '/livez', '/readyz']);
 
 /**
  * Builds the public edge: the federated graph, the checks every interface shares (keys, limits,
@@ -92,7 +94,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
         res.setHeader('x-request-id', id);
         return id;
       },
-      ignore: (req) => req.url === '/health',
+      ignore: (req) => PROBE_PATHS.has(req.url ?? ''),
     }),
   );
   // Marks this process's Idempotency-Key claims as alive while it runs.
@@ -123,6 +125,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     identityOrm: options.identityOrm,
     logger: options.logger,
     limiter,
+    redis,
     keyCache,
     keyUse,
     sessions,

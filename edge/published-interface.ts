@@ -3,6 +3,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type express from 'express';
 import type { GraphQLSchema } from 'graphql';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { EdgeContext } from '../core/edge-context.js';
 import type { KeyCache } from '../identity/key-cache.js';
@@ -30,6 +31,8 @@ export interface EdgeParts {
   identityOrm: MikroORM;
   logger: Logger;
   limiter: RateLimiter;
+  /** The shared Redis with REDIS_URL (limits, persisted queries), checked by /readyz. */
+  redis?: Redis;
   keyCache: KeyCache;
   keyUse: KeyUseRecorder;
   sessions: SessionAuthenticator;

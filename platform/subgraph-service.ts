@@ -64,7 +64,13 @@ export async function startSubgraphService(
         })
       : undefined;
   try {
-    const service = await serveSubgraph(subgraph, { port: config.subgraphPorts[name], host: config.subgraphHost, logger: child });
+    const service = await serveSubgraph(subgraph, {
+      port: config.subgraphPorts[name],
+      host: config.subgraphHost,
+      logger: child,
+      // Subscriptions' events cross instances through Redis: without it this instance is not ready.
+      readiness: pubsub.ping ? { redis: () => pubsub.ping!() } : undefined,
+    });
     webhookWorker?.start();
     documentWorker?.start();
     clockWorker?.start();

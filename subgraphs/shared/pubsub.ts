@@ -8,6 +8,8 @@ export interface PlatformPubSub {
   /** An iterator that can also push (push-stream.ts). */
   subscribe(topic: string): PushableStream<unknown>;
   close(): Promise<void>;
+  /** Resolves when the bus's broker answers (Redis with REDIS_URL); absent in process. */
+  ping?(): Promise<unknown>;
 }
 
 type Listener = (event: { detail: unknown }) => void;
@@ -116,10 +118,11 @@ export function createPlatformPubSub(redisUrl?: string): PlatformPubSub {
   const subscribeClient = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   for (const client of [publishClient, subscribeClient]) client.on('error', () => {});
   // It parses each message once and hands the same event to every listener of the topic.
-  return busOver(createRedisEventTarget({ publishClient, subscribeClient }) as unknown as Topics, async () => {
+  const bus = busOver(createRedisEventTarget({ publishClient, subscribeClient }) as unknown as Topics, async () => {
     publishClient.disconnect();
     subscribeClient.disconnect();
   });
+  return { ...bus, ping: () => publishClient.ping() };
 }
 
 function busOver(topics: Topics, close: () => Promise<void>): PlatformPubSub {

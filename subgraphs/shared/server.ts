@@ -22,10 +22,14 @@ import { requestLogging } from '../../core/request-log.js';
 import { apolloMiddleware } from '../../core/apollo-http.js';
 import { idempotentMutations } from './idempotent-mutations.plugin.js';
 import { jsonErrorHandlers } from './json-errors.js';
+import { readinessOf, type ReadinessProbe } from '../../core/health/readiness.js';
 
 function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
   return error instanceof GraphQLError ? error.toJSON() : error;
 }
+
+/** Polled by supervisors and load balancers: no key, no request line. */
+const PROBE_PATHS = new Set(['/health', '/livez', '/readyz']);
 
 const FORWARDED_REQUEST_ID = /^[\w.:-]{1,160}$/;
 
@@ -35,10 +39,10 @@ function forwardedRequestId(extensions: Readonly<Record<string, unknown>> | null
   return typeof requestId === 'string' && FORWARDED_REQUEST_ID.test(requestId) ? requestId : undefined;
 }
 
-/** Serves a subgraph at /graphql (and /health) on `host` (loopback unless told otherwise). */
+/** Serves a subgraph at /graphql (and /livez, /readyz, /health) on `host` (loopback unless told otherwise). */
 export async function serveSubgraph(
   subgraph: Subgraph,
-  options: { port: number; host?: string; logger: Logger },
+  options: { port: number; host?: string; logger: Logger; readiness?: Record<string, ReadinessProbe> },
 ): Promise<RunningService> {
   const host = options.host ?? '127.0.0.1';
   const app = express();
@@ -73,22 +77,26 @@ export async function serveSubgraph(
     requestLogging(options.logger, {
       // The gateway forwards its request id, so one client request can be followed across services.
       genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : randomUUID()),
-      ignore: (req) => req.url === '/health',
+      ignore: (req) => PROBE_PATHS.has(req.url ?? ''),
     }),
   );
-  app.get('/health', async (_req, res) => {
-    try {
-      await subgraph.orm.em.getConnection().execute('select 1');
-      res.json({ status: 'ok', service: subgraph.name });
-    } catch (error) {
-      res.status(503).json({ status: 'unavailable', service: subgraph.name, reason: String(error) });
-    }
-  });
+  // /livez: the process answers. /readyz (and /health, kept for its users): the database and
+  // whatever else the service was given to check (Redis with REDIS_URL).
+  app.get('/livez', (_req, res) => void res.json({ status: 'ok', service: subgraph.name }));
+  const readiness = async (req: express.Request, res: express.Response) => {
+    const { ready, checks } = await readinessOf({ database: () => subgraph.orm.em.getConnection().execute('select 1'), ...options.readiness });
+    if (!ready) req.log?.warn({ checks }, 'readiness: a dependency does not answer');
+    // The drivers' words carry addresses: the log has them, the answer names the failing part only.
+    const named = Object.fromEntries(Object.entries(checks).map(([name, result]) => [name, result === 'ok' ? result : 'unreachable']));
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', service: subgraph.name, checks: named });
+  };
+  app.get('/readyz', readiness);
+  app.get('/health', readiness);
   if (subgraph.httpRoutes) {
     const routes = subgraph.httpRoutes;
     const keyless = subgraph.keylessPaths ?? [];
     app.use((req, res, next) => {
-      if (req.path === '/graphql' || req.path === '/health') return next();
+      if (req.path === '/graphql' || PROBE_PATHS.has(req.path)) return next();
       if (keyless.some((prefix) => req.path === prefix || req.path.startsWith(`${prefix}/`))) {
         try {
           req.clientAddress = subgraph.verifyClient(req.header(CLIENT_HEADER));

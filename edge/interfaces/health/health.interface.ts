@@ -1,10 +1,13 @@
 import type { PublishedInterface } from '../../published-interface.js';
-import { healthHandler } from './health.js';
+import { livenessHandler, readinessHandler } from './health.js';
 
-/** /health for operators and load balancers: the database and every subgraph. */
+/** For operators and load balancers: /livez (alive), /readyz and /health (the database, subgraphs, Redis). */
 export const health: PublishedInterface = {
   name: 'health',
   mount(edge) {
-    edge.app.get('/health', healthHandler(edge.identityOrm, edge.options.subgraphUrls));
+    const ready = readinessHandler(edge.identityOrm, edge.options.subgraphUrls, edge.redis);
+    edge.app.get('/livez', livenessHandler);
+    edge.app.get('/readyz', ready);
+    edge.app.get('/health', ready);
   },
 };

@@ -1,52 +1,31 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Request, Response } from 'express';
-
-const CHECK_TIMEOUT_MS = 2000;
-
-async function check(probe: () => Promise<unknown>): Promise<'ok' | string> {
-  try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
-    ]);
-    return 'ok';
-  } catch (error) {
-    return reasonOf(error);
-  }
-}
+import type { Redis } from 'ioredis';
+import { httpReadiness, readinessOf, type ReadinessProbe } from '../../../core/health/readiness.js';
 
 /**
- * What /health says of a failed check: a service that does not accept connections (stopped,
- * crashed, or being restarted by the supervisor) is "unreachable (ECONNREFUSED)", not fetch's
- * bare "fetch failed".
+ * `/readyz` (and `/health`, kept for its users): 200 only when the database, every subgraph and
+ * Redis (when configured) answer; 503 with the failures otherwise. The database and Redis are
+ * named `unreachable` and nothing more: their addresses and the drivers' words go to the log.
  */
-function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
-  return code ? `unreachable (${code})` : error.message;
-}
-
-/**
- * `/health`: 200 only when the database and every subgraph answer; 503 with the failures
- * otherwise. The database is named `unreachable` and nothing more: its address and the driver's
- * words (which carry it) go to the log.
- */
-export function healthHandler(identityOrm: MikroORM, subgraphUrls: Record<string, string>) {
-  return async (req: Request, res: Response): Promise<void> => {
-    const entries = await Promise.all([
-      check(() => identityOrm.em.getConnection().execute('select 1')).then((r) => {
-        if (r !== 'ok') req.log?.warn({ reason: r }, 'health: the database does not answer');
-        return ['database', r === 'ok' ? r : 'unreachable'] as const;
-      }),
-      ...Object.entries(subgraphUrls).map(([name, url]) =>
-        check(async () => {
-          const response = await fetch(new URL('/health', url));
-          if (!response.ok) throw new Error(`answered ${response.status}`);
-        }).then((r) => [name, r] as const),
-      ),
-    ]);
-    const checks = Object.fromEntries(entries);
-    const healthy = entries.every(([, r]) => r === 'ok');
-    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks });
+export function readinessHandler(identityOrm: MikroORM, subgraphUrls: Record<string, string>, redis?: Redis) {
+  const quiet: Record<string, ReadinessProbe> = {
+    database: () => identityOrm.em.getConnection().execute('select 1'),
+    ...(redis ? { redis: () => redis.ping() } : {}),
   };
+  const subgraphs = Object.fromEntries(Object.entries(subgraphUrls).map(([name, url]) => [name, httpReadiness(url)]));
+  return async (req: Request, res: Response): Promise<void> => {
+    const { ready, checks } = await readinessOf({ ...quiet, ...subgraphs });
+    for (const name of Object.keys(quiet)) {
+      if (checks[name] === 'ok') continue;
+      req.log?.warn({ reason: checks[name] }, `readiness: ${name} does not answer`);
+      checks[name] = 'unreachable';
+    }
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', checks });
+  };
+}
+
+/** `/livez`: the process answers; nothing it depends on is asked, so a database outage restarts nothing. */
+export function livenessHandler(_req: Request, res: Response): void {
+  res.json({ status: 'ok' });
 }
