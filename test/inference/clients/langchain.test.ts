@@ -1,0 +1,44 @@
+import { ChatOpenAI } from '@langchain/openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { baseUrlOf, keyOf, ROUTES, startClientPlatform, VLLM_REPLY, type ClientPlatform } from './client-platform.js';
+
+/**
+ * LangChain's ChatOpenAI, as a user writes it, on every mount over the embedded llama.cpp and over
+ * a vLLM-format upstream. The embedded model has random weights, so its text is checked by usage
+ * and shape, the upstream's to the letter.
+ */
+let running: ClientPlatform;
+
+beforeAll(async () => {
+  running = await startClientPlatform();
+}, 120_000);
+
+afterAll(async () => {
+  await running?.close();
+});
+
+const WEATHER = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  },
+};
+
+describe.each(ROUTES)('$name over $engine', ({ mount, keyed, model, embedded }) => {
+  const chat = () => new ChatOpenAI({ model, apiKey: keyOf(running, keyed), configuration: { baseURL: baseUrlOf(running, mount) }, maxTokens: 8, temperature: 0, maxRetries: 0 });
+
+  it('invoke', async () => {
+    const answer = await chat().invoke('Say hello');
+    if (embedded) expect(answer.usage_metadata?.output_tokens).toBe(8);
+    else expect(answer.content).toBe(VLLM_REPLY);
+  });
+
+  it('stream', async () => {
+    let text = '';
+    for await (const chunk of await chat().stream('Say hello')) text += typeof chunk.content === 'string' ? chunk.content : '';
+    if (embedded) expect(text.length).toBeGreaterThan(0);
+    else expect(text).toBe(VLLM_REPLY);
+  });
+});

@@ -1,0 +1,64 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateObject, generateText, streamText, tool } from 'ai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { LoopbackOpenAiServer } from '../../support/loopback-openai-server.js';
+import { baseUrlOf, keyOf, ROUTES, startClientPlatform, VLLM_REPLY, type ClientPlatform } from './client-platform.js';
+
+/**
+ * The Vercel AI SDK, as a user writes it, on every mount over the embedded llama.cpp and over a
+ * vLLM-format upstream: `createOpenAI({ baseURL, apiKey })(model)` speaks the Responses API,
+ * `.chat(model)` chat completions. The embedded model has random weights, so its text is checked
+ * by usage and shape, the upstream's to the letter.
+ */
+let running: ClientPlatform;
+
+beforeAll(async () => {
+  running = await startClientPlatform();
+}, 120_000);
+
+afterAll(async () => {
+  await running?.close();
+});
+
+afterEach(() => {
+  running.vllm.behaviour = LoopbackOpenAiServer.defaults();
+});
+
+const weather = tool({
+  description: 'The weather in a city',
+  inputSchema: z.object({ city: z.string() }),
+  execute: async ({ city }) => ({ city, celsius: 4 }),
+});
+
+const THING = z.object({ name: z.string().max(8), size: z.number().int() });
+
+const APIS = [
+  { api: 'the Responses API (the default)', pick: (provider: ReturnType<typeof createOpenAI>, model: string) => provider(model) },
+  { api: 'chat completions (.chat)', pick: (provider: ReturnType<typeof createOpenAI>, model: string) => provider.chat(model) },
+];
+
+describe.each(ROUTES.flatMap((route) => APIS.map((api) => ({ ...route, ...api }))))('$name over $engine, $api', ({ mount, keyed, model, embedded, pick }) => {
+  const languageModel = () => pick(createOpenAI({ baseURL: baseUrlOf(running, mount), apiKey: keyOf(running, keyed) }), model);
+
+  it('generateText', async () => {
+    const result = await generateText({ model: languageModel(), prompt: 'Say hello', maxOutputTokens: 16, temperature: 0, maxRetries: 0 });
+    if (embedded) {
+      expect(result.finishReason).toBe('length');
+      expect(result.usage.outputTokens).toBe(16);
+    } else {
+      expect(result.text).toBe(VLLM_REPLY);
+      expect(result.finishReason).toBe('stop');
+      expect(result.usage.outputTokens).toBe(running.vllm.lastUsage!.completion_tokens);
+    }
+  });
+
+  it('streamText', async () => {
+    const result = streamText({ model: languageModel(), prompt: 'Say hello', maxOutputTokens: 16, temperature: 0, maxRetries: 0 });
+    let text = '';
+    for await (const delta of result.textStream) text += delta;
+    expect(text).toBe(await result.text);
+    if (embedded) expect((await result.usage).outputTokens).toBe(16);
+    else expect(text).toBe(VLLM_REPLY);
+  });
+});
