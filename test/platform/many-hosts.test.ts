@@ -16,7 +16,8 @@ import { openedWithProbes, receivedBeforeMarker, until } from '../support/subscr
 
 /**
  * The platform over several hosts, each a network namespace with its own address: PostgreSQL on
- * one, Redis on one, the subgraphs on two, and two edges; this test process is the client host.
+ * one, Redis on one, the subgraphs on two (membership on both), and two edges; this test process
+ * is the client host.
  * What holds on one machine must hold across them: limits counted once over both edges, events
  * crossing edges, and a host lost costing only what it was doing.
  */
@@ -24,6 +25,7 @@ const missing = namespacesMissing() ?? redisServerMissing();
 const PREFIX = `mh${process.pid % 100_000}`;
 // A /24 of its own per run, away from the scamper lab's 10.33.
 const SUBNET = 100 + (process.pid % 100);
+// members: membership and marketplace; others: inference, traceroute and a second membership.
 const HOSTS = ['db', 'redis', 'members', 'others', 'edge1', 'edge2'] as const;
 const EDGE_PORT = 4000;
 const PORTS = { membership: 4101, marketplace: 4102, inference: 4103, traceroute: 4104 } as const;
@@ -46,7 +48,14 @@ describe.skipIf(missing)(`the platform over several hosts${missing ? ` (skipped:
     return service;
   };
 
-  const startEdge = (host: 'edge1' | 'edge2') => startService(host, 'gateway', EDGE_PORT, { HOST: lab.address(host), PORT: String(EDGE_PORT) });
+  // Edge 2 has a membership instance of its own on the other subgraph host: chat events cross
+  // from one instance to the other through Redis, as with several replicas of the subgraph.
+  const startEdge = (host: 'edge1' | 'edge2') =>
+    startService(host, 'gateway', EDGE_PORT, {
+      HOST: lab.address(host),
+      PORT: String(EDGE_PORT),
+      ...(host === 'edge2' ? { MEMBERSHIP_URL: `http://${lab.address('others')}:${PORTS.membership}/graphql` } : {}),
+    });
 
   beforeAll(async () => {
     lab = await createNetworkLab(PREFIX, SUBNET, HOSTS);
@@ -91,6 +100,7 @@ describe.skipIf(missing)(`the platform over several hosts${missing ? ` (skipped:
         startService(subgraphHost(name), name, PORTS[name], { SUBGRAPH_HOST: lab.address(subgraphHost(name)) }),
       ),
     );
+    await startService('others', 'membership', PORTS.membership, { SUBGRAPH_HOST: lab.address('others') });
     await startEdge('edge1');
     await startEdge('edge2');
     identityOrm = await openIdentityStore(databaseUrl);
@@ -122,7 +132,7 @@ describe.skipIf(missing)(`the platform over several hosts${missing ? ` (skipped:
     const admin = await issueKey('every-host-ops', 'admin');
     await graphql('edge1', live, 'mutation { createMember(name: "Eve", email: "eve@example.org") { id } }');
     for (const host of ['edge1', 'edge2'] as const) {
-      // Members and their job postings: membership and marketplace, on one host.
+      // Members and their job postings: membership (on either host) and marketplace.
       const members = await graphql(host, live, '{ members(limit: 1) { data { name jobPostings { id } } } }');
       expect(members.members.data).toEqual([{ name: 'Eve', jobPostings: [] }]);
       // Providers and traces: inference and traceroute, on the other.
