@@ -9,14 +9,21 @@
  *    the last byte, at 1, 10 and 100 requests in flight; p50/p99 and what the platform adds.
  *    The upstream and the client each run in a worker thread of their own, off the platform's
  *    event loop (the platform's edge and subgraphs share the main thread, as in production).
+ * 1b. One request at a time through the gateway, quiet and then beside a second process burning a
+ *    core, side by side: chat completions and the Responses API (POST /v1/responses, translated to
+ *    a chat completion upstream, so its direct figure is the upstream's chat completion), whole and
+ *    streamed, with the added p50 and, for streams, the time to the first byte of the body against
+ *    the upstream's own. Targets: added p50 under 1 ms, first byte within 1 ms of the upstream's.
  * 2. The embedded llama.cpp engine over a random-weight GGUF: completion tokens per second with
  *    one sequence at a time and with six at once.
  *
  * Run on demand: `npm run bench:inference-overhead`. BENCH_REQUESTS scales the request counts
  * (default 1), BENCH_MAX_SECONDS caps each measured run (default 12: on a slow or busy machine a run
  * stops early and the table shows the requests it made), BENCH_UPSTREAM_CONNECTIONS sets the engine's connections to the upstream (default:
- * the engine's own, 16), BENCH_SKIP_LLAMA=1 leaves part 2 out.
+ * the engine's own, 16), BENCH_SKIP_LEVELS=1 leaves the table of part 1 out (1b stays),
+ * BENCH_SKIP_LLAMA=1 leaves part 2 out.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -135,13 +142,29 @@ interface Row {
   firstFailure?: string;
 }
 
+interface SingleRow {
+  load: 'quiet' | 'loaded';
+  mode: 'whole' | 'stream';
+  target: 'direct' | 'gateway' | 'gateway responses';
+  count: number;
+  p50: number;
+  /** Streams: p50 of the time to the first byte of the body. */
+  ttfb50?: number;
+}
+
+/** A second process spinning on one core, the "busy machine" of the loaded run. */
+function startBurner(): { stop(): void } {
+  const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  return { stop: () => void child.kill('SIGKILL') };
+}
+
 const ms = (value: number) => value.toFixed(3).padStart(9);
 const signedMs = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(3)}`.padStart(9);
 
 // ---------------------------------------------------------------------------------------------
 // Part 1: the interfaces' overhead.
 
-async function interfaceOverhead(): Promise<Row[]> {
+async function interfaceOverhead(): Promise<{ rows: Row[]; single: SingleRow[] }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-inference-'));
   const upstream = await startUpstream();
   const engine = { type: 'openai-upstream', url: upstream.url, flavour: 'vllm', ...(upstreamConnections ? { connections: upstreamConnections } : {}) };
@@ -169,6 +192,7 @@ async function interfaceOverhead(): Promise<Row[]> {
     const bodyOf = (stream: boolean, provider?: string) =>
       JSON.stringify({ model: MODEL, messages, max_tokens: 16, ...(provider ? { provider } : {}), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
     const platformOrigin = new URL(platform.baseUrl).origin;
+    const responsesBody = (stream: boolean) => JSON.stringify({ model: MODEL, input: messages[0]!.content, max_output_tokens: 16, ...(stream ? { stream: true } : {}) });
     const targets = {
       direct: (stream: boolean) => ({ origin: upstream.url, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: bodyOf(stream) }),
       gateway: (stream: boolean) => ({
@@ -183,11 +207,18 @@ async function interfaceOverhead(): Promise<Row[]> {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${textKey}` },
         body: bodyOf(stream),
       }),
+      'gateway responses': (stream: boolean) => ({
+        origin: platformOrigin,
+        path: '/inference/gateway/v1/responses',
+        headers: { 'content-type': 'application/json' },
+        body: responsesBody(stream),
+        kind: 'responses' as const,
+      }),
     };
 
     // A first call on each path: the engine lists the upstream's models, the key is looked up.
     for (const stream of [false, true]) {
-      for (const target of ['gateway', 'Service T'] as const) {
+      for (const target of ['gateway', 'Service T', 'gateway responses'] as const) {
         const job = { ...targets[target](stream), stream, concurrency: 1, warmup: 0, count: 1, maxSeconds: 60 };
         const probe = await client.run(job);
         if (probe.failures) throw new Error(`${target} does not answer: ${probe.firstFailure}`);
@@ -195,7 +226,7 @@ async function interfaceOverhead(): Promise<Row[]> {
     }
 
     const rows: Row[] = [];
-    for (const mode of ['whole', 'stream'] as const) {
+    for (const mode of process.env.BENCH_SKIP_LEVELS === '1' ? [] : (['whole', 'stream'] as const)) {
       const stream = mode === 'stream';
       for (const level of LEVELS) {
         const names = (['direct', 'gateway', 'Service T'] as const).filter((name) => name !== 'Service T' || SERVICE_T_LEVELS.has(level.concurrency));
@@ -222,7 +253,26 @@ async function interfaceOverhead(): Promise<Row[]> {
         }
       }
     }
-    return rows;
+    const single: SingleRow[] = [];
+    for (const load of ['quiet', 'loaded'] as const) {
+      const burner = load === 'loaded' ? startBurner() : undefined;
+      try {
+        for (const mode of ['whole', 'stream'] as const) {
+          const stream = mode === 'stream';
+          for (const target of ['direct', 'gateway', 'gateway responses'] as const) {
+            const result = await client.run({ ...targets[target](stream), stream, concurrency: 1, count: Math.round(1000 * scale), warmup: 200, maxSeconds });
+            if (result.failures) throw new Error(`${target} ${mode} (${load}) failed ${result.failures} times, first: ${result.firstFailure}`);
+            const sorted = result.latencies.slice().sort();
+            const firstBytes = result.firstBytes.slice().sort();
+            single.push({ load, mode, target, count: sorted.length, p50: percentile(sorted, 0.5), ttfb50: stream ? percentile(firstBytes, 0.5) : undefined });
+            process.stderr.write(`  c=1 ${load.padEnd(6)} ${mode.padEnd(6)} ${target.padEnd(17)} p50 ${percentile(sorted, 0.5).toFixed(3)} ms\n`);
+          }
+        }
+      } finally {
+        burner?.stop();
+      }
+    }
+    return { rows, single };
   } finally {
     await client.close();
     await identityOrm?.close();
@@ -233,7 +283,48 @@ async function interfaceOverhead(): Promise<Row[]> {
   }
 }
 
+function printSingle(single: SingleRow[]): void {
+  if (single.length === 0) return;
+  console.log(`\none request at a time through the gateway (${os.availableParallelism()} cores), p50 ms; "loaded": a second process burning a core throughout`);
+  console.log('responses: POST /v1/responses, translated to a chat completion upstream, so "added" is against the upstream\'s chat completion');
+  console.log('first byte: the call to the first byte of a stream\'s body, p50; "late" is the gateway\'s minus the upstream\'s\n');
+  console.log('mode    target             requests  quiet p50  added  loaded p50  added   quiet 1st byte  late  loaded 1st byte  late');
+  const find = (load: SingleRow['load'], mode: SingleRow['mode'], target: SingleRow['target']) => single.find((r) => r.load === load && r.mode === mode && r.target === target);
+  let worstAdded = -Infinity;
+  let worstLate = -Infinity;
+  for (const mode of ['whole', 'stream'] as const) {
+    for (const target of ['direct', 'gateway', 'gateway responses'] as const) {
+      const cells: string[] = [];
+      const bytes: string[] = [];
+      let count = 0;
+      for (const load of ['quiet', 'loaded'] as const) {
+        const row = find(load, mode, target);
+        const direct = find(load, mode, 'direct');
+        if (!row || !direct) {
+          cells.push(''.padStart(11) + ''.padStart(8));
+          continue;
+        }
+        count = row.count;
+        const added = row.p50 - direct.p50;
+        if (target !== 'direct') worstAdded = Math.max(worstAdded, added);
+        cells.push(`${row.p50.toFixed(3).padStart(11)}${(target === 'direct' ? '' : signedMs(added).trim()).padStart(8)}`);
+        if (mode === 'stream' && row.ttfb50 !== undefined && direct.ttfb50 !== undefined) {
+          const late = row.ttfb50 - direct.ttfb50;
+          if (target !== 'direct') worstLate = Math.max(worstLate, late);
+          bytes.push(`${row.ttfb50.toFixed(3).padStart(load === 'quiet' ? 16 : 17)}${(target === 'direct' ? '' : signedMs(late).trim()).padStart(8)}`);
+        }
+      }
+      console.log(`${mode.padEnd(8)}${target.padEnd(18)}${String(count).padStart(9)}${cells.join('')}${bytes.join('')}`);
+    }
+  }
+  const load = os.loadavg()[0];
+  console.log(`\nload average ${load.toFixed(1)} on ${os.availableParallelism()} cores at the end${load > os.availableParallelism() ? ': other processes competed for the CPU in the quiet run too' : ''}`);
+  console.log(`target: added p50 under 1 ms at one request at a time: ${worstAdded.toFixed(3)} ms at worst -> ${worstAdded < 1 ? 'met' : 'NOT met'}`);
+  console.log(`target: a stream's first byte within 1 ms of the upstream's: ${worstLate.toFixed(3)} ms later at worst -> ${worstLate < 1 ? 'met' : 'NOT met'}`);
+}
+
 function printOverhead(rows: Row[]): void {
+  if (rows.length === 0) return;
   console.log(`\ninference-overhead: POST /v1/chat/completions, loopback upstream (vLLM wire format, answers at once), node ${process.version}, ${os.availableParallelism()} cores`);
   console.log('latency to the last byte, ms; "added" is the platform\'s figure minus the direct one at the same concurrency and mode\n');
   console.log('"platform CPU" is the main thread\'s (edge and inference subgraph) CPU time per request, which contention for the cores hardly moves\n');
@@ -333,6 +424,7 @@ function printLlama(figures: LlamaFigures): void {
 
 // ---------------------------------------------------------------------------------------------
 
-const rows = await interfaceOverhead();
+const { rows, single } = await interfaceOverhead();
 printOverhead(rows);
+printSingle(single);
 if (process.env.BENCH_SKIP_LLAMA !== '1') printLlama(await llamaThroughput());
