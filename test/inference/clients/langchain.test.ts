@@ -41,4 +41,11 @@ describe.each(ROUTES)('$name over $engine', ({ mount, keyed, model, embedded }) 
     if (embedded) expect(text.length).toBeGreaterThan(0);
     else expect(text).toBe(VLLM_REPLY);
   });
+
+  it('invoke over the Responses API (useResponsesApi)', async () => {
+    const responses = new ChatOpenAI({ model, apiKey: keyOf(running, keyed), configuration: { baseURL: baseUrlOf(running, mount) }, maxTokens: 16, temperature: 0, maxRetries: 0, useResponsesApi: true });
+    const answer = await responses.invoke('Say hello');
+    if (embedded) expect(answer.usage_metadata?.output_tokens).toBe(16);
+    else expect(answer.text).toBe(VLLM_REPLY);
+  });
 });
