@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { DEFAULT_DASHBOARD_SETTINGS, DEFAULT_REQUEST_BOUNDS, type EdgeOptions } from './edge-settings.js';
 import { EdgeConnections } from './edge-connections.js';
 import { requestLogging } from '../core/request-log.js';
+import { requestMetrics } from '../core/metrics/request-metrics.js';
 import { sendApiError, type ErrorFormat } from './rest/api-error.js';
 import { listen, type RunningService } from '../core/listen.js';
 import type { EdgeContext } from '../core/edge-context.js';
@@ -96,6 +97,13 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       },
       ignore: (req) => PROBE_PATHS.has(req.url ?? ''),
     }),
+  );
+  // Requests by interface, route template and status (Prometheus: METRICS_PORT).
+  const interfaceBases: [string, string][] = PUBLISHED_INTERFACES.flatMap((published) => (published.errorBodies?.(options) ?? []).map(([base]) => [base, published.name] as [string, string]));
+  app.use(
+    requestMetrics('gateway', (path) =>
+      PROBE_PATHS.has(path) ? 'health' : under(path, dashboard.path) ? 'dashboard' : (interfaceBases.find(([base]) => under(path, base))?.[1] ?? 'other'),
+    ),
   );
   // Marks this process's Idempotency-Key claims as alive while it runs.
   const idempotencyOwner = new IdempotencyOwner(options.identityOrm, options.logger.child({ part: 'idempotency' }));

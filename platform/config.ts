@@ -70,6 +70,12 @@ export interface PlatformConfig {
   rateLimits: RateLimits;
   /** Shared rate-limit counters and subscription events across instances; in-process when unset. */
   redisUrl: string | undefined;
+  /**
+   * The edge's Prometheus endpoint, GET /metrics on a port of its own (METRICS_PORT; off when
+   * unset) on METRICS_HOST (loopback by default): never on the public port. Subgraphs serve
+   * /metrics on their internal ports.
+   */
+  metrics: { port: number | undefined; host: string };
   /** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
   subscriptions: SubscriptionLimits;
   /** How long the edge waits for a request's headers, its whole arrival, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
@@ -285,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
       anonymousPerMinute: countFromEnv(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 1000),
     },
     redisUrl: env.REDIS_URL || undefined,
+    metrics: { port: env.METRICS_PORT ? intFromEnv(env, 'METRICS_PORT', 0) : undefined, host: env.METRICS_HOST || '127.0.0.1' },
     subscriptions: {
       perSocket: countFromEnv(env, 'SUBSCRIPTIONS_PER_SOCKET', 100),
       perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),

@@ -1,9 +1,12 @@
+import cluster from 'node:cluster';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createEdge, listenEdge, type EdgeOptions } from '../edge/index.js';
 import { readSupergraph } from '../schema/supergraph.js';
 import type { RunningService } from '../core/listen.js';
 import { TRACE_EXPORT_LIMITS, type PlatformConfig } from './config.js';
+import { serveMetrics } from '../core/metrics/metrics-server.js';
+import { collectProcessMetrics } from '../core/metrics/platform-metrics.js';
 
 /** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
 export async function startEdgeService(
@@ -36,8 +39,22 @@ export async function startEdgeService(
     requestBounds: config.edgeRequests,
     trustProxy: config.trustProxy,
   });
+  collectProcessMetrics();
+  // A cluster's workers are gathered by their primary (edge-cluster.ts), which serves the port.
+  const servesMetrics = config.metrics.port !== undefined && !cluster.isWorker;
   try {
-    return await listenEdge(edge, config.port, config.host);
+    const metrics = servesMetrics ? await serveMetrics(config.metrics.port!, config.metrics.host) : undefined;
+    const running = await listenEdge(edge, config.port, config.host).catch(async (error) => {
+      await metrics?.stop();
+      throw error;
+    });
+    return {
+      ...running,
+      stop: async () => {
+        await running.stop();
+        await metrics?.stop();
+      },
+    };
   } catch (error) {
     await edge.stop();
     throw error;

@@ -6,6 +6,7 @@ import { serveSubgraph } from '../subgraphs/shared/server.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './config.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
+import { trackSubgraphMetrics } from './subgraph-metrics.js';
 
 async function membershipWorkers() {
   const [{ ChatWebhookWorker }, { createDocumentWorker }, { documentClassifierFrom }, { MembershipClockWorker }] = await Promise.all([
@@ -71,6 +72,7 @@ export async function startSubgraphService(
       // Subscriptions' events cross instances through Redis: without it this instance is not ready.
       readiness: pubsub.ping ? { redis: () => pubsub.ping!() } : undefined,
     });
+    const untrackMetrics = trackSubgraphMetrics(name, subgraph.orm);
     webhookWorker?.start();
     documentWorker?.start();
     clockWorker?.start();
@@ -85,6 +87,7 @@ export async function startSubgraphService(
         await clockWorker?.stop();
         await marketplaceClock?.stop();
         await service.stop();
+        untrackMetrics();
         await subgraph.close();
       },
     };

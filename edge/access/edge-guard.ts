@@ -9,6 +9,7 @@ import type { Principal } from '../../core/principal.js';
 import type { EdgeInterface, KeyRefusal } from './edge-interface.js';
 import type { RateLimiter, WindowState } from './rate-limiter.js';
 import type { DashboardApiError } from './dashboard-api.error.js';
+import { rateLimitRefusals } from '../../core/metrics/platform-metrics.js';
 import type { SessionAuthenticator } from './session-auth.js';
 
 declare module 'express-serve-static-core' {
@@ -86,6 +87,7 @@ export function edgeGuard(
       req.principal = principal;
       if (breach) {
         res.setHeader('Retry-After', String(breach.retryAfter));
+        rateLimitRefusals.inc({ interface: edge.name });
         sendApiError(res, edge.format, edge.exceeded(breach.window), requestId);
         return;
       }

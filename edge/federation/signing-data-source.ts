@@ -7,6 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../core/i
 import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../../core/principal.js';
 import type { EdgeContext } from '../../core/edge-context.js';
 import { ResponseHeaders, type RawHeaders } from './response-headers.js';
+import { subgraphFetchDuration, subgraphFetchErrors } from '../../core/metrics/platform-metrics.js';
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
 type GatewayGraphQLResponse = Awaited<ReturnType<RemoteGraphQLDataSource['process']>>;
@@ -161,9 +162,14 @@ export class SigningDataSource extends RemoteGraphQLDataSource<EdgeContext> {
    * 503, and the next request tries it again, so it is back as soon as it is.
    */
   override async process(options: GraphQLDataSourceProcessOptions<EdgeContext>): Promise<GatewayGraphQLResponse> {
+    const started = performance.now();
     try {
-      return await this.send(options);
+      const response = await this.send(options);
+      subgraphFetchDuration.observe({ subgraph: this.subgraph }, (performance.now() - started) / 1000);
+      return response;
     } catch (error) {
+      subgraphFetchDuration.observe({ subgraph: this.subgraph }, (performance.now() - started) / 1000);
+      subgraphFetchErrors.inc({ subgraph: this.subgraph, reason: unreachable(error) ? 'unreachable' : 'refused' });
       if (!unreachable(error)) throw error;
       const requestId = 'requestId' in options.context && typeof options.context.requestId === 'string' ? options.context.requestId : undefined;
       // The client learns that a part is down, not which address refused: that goes to the log.

@@ -7,5 +7,5 @@ import { loadTopologyConfig } from '../supervisor/supervisor-config.js';
  * EDGE_WORKERS worker processes on the one port, as under `npm start`.
  */
 await runServiceApart('the gateway', (config, databaseUrl, logger) =>
-  startEdgeCluster({ workers: loadTopologyConfig().edgeWorkers, databaseUrl, redisUrl: config.redisUrl, logger }),
+  startEdgeCluster({ workers: loadTopologyConfig().edgeWorkers, databaseUrl, redisUrl: config.redisUrl, logger, metrics: config.metrics }),
 );

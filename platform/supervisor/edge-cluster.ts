@@ -4,6 +4,7 @@ import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { siblingEntry } from './child-protocol.js';
 import { PersistedQueryStore } from './persisted-query-store.js';
 import { SupervisedService } from './supervised-service.js';
+import { serveMetrics } from '../../core/metrics/metrics-server.js';
 
 /**
  * The edge as one node:cluster primary and `workers` worker processes sharing its public port
@@ -17,6 +18,8 @@ export async function startEdgeCluster(options: {
   databaseUrl: string;
   redisUrl: string | undefined;
   logger: Logger;
+  /** METRICS_PORT and METRICS_HOST: the workers' metrics, summed, served by this primary. */
+  metrics?: { port: number | undefined; host: string };
 }): Promise<{ url: string; workers: SupervisedService[]; stop(): Promise<void> }> {
   if (!cluster.isPrimary) throw new Error('startEdgeCluster runs in the primary process only');
   // Created before any worker: workers' counters (gateway/rate-limit) ask it over IPC.
@@ -44,11 +47,14 @@ export async function startEdgeCluster(options: {
         stopTimeoutMs: 10_000,
       }),
   );
+  let metrics: { stop(): Promise<void> } | undefined;
   const stop = async () => {
     await Promise.all(workers.map((worker) => worker.stop()));
+    await metrics?.stop();
   };
   try {
     const urls = await Promise.all(workers.map((worker) => worker.start()));
+    if (options.metrics?.port !== undefined) metrics = await serveMetrics(options.metrics.port, options.metrics.host, { cluster: true });
     return { url: urls[0], workers, stop };
   } catch (error) {
     await stop();

@@ -23,6 +23,8 @@ import { apolloMiddleware } from '../../core/apollo-http.js';
 import { idempotentMutations } from './idempotent-mutations.plugin.js';
 import { jsonErrorHandlers } from './json-errors.js';
 import { readinessOf, type ReadinessProbe } from '../../core/health/readiness.js';
+import { metricsText } from '../../core/metrics/platform-metrics.js';
+import { requestMetrics } from '../../core/metrics/request-metrics.js';
 
 function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
   return error instanceof GraphQLError ? error.toJSON() : error;
@@ -77,7 +79,7 @@ export async function serveSubgraph(
     requestLogging(options.logger, {
       // The gateway forwards its request id, so one client request can be followed across services.
       genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : randomUUID()),
-      ignore: (req) => PROBE_PATHS.has(req.url ?? ''),
+      ignore: (req) => PROBE_PATHS.has(req.url ?? '') || req.url === '/metrics',
     }),
   );
   // /livez: the process answers. /readyz (and /health, kept for its users): the database and
@@ -92,11 +94,16 @@ export async function serveSubgraph(
   };
   app.get('/readyz', readiness);
   app.get('/health', readiness);
+  // Prometheus scrapes the internal port: a subgraph's port is never the public one (SUBGRAPH_HOST).
+  app.get('/metrics', (_req, res, next) => {
+    metricsText().then(({ contentType, body }) => void res.type(contentType).send(body), next);
+  });
+  app.use(requestMetrics(subgraph.name, (path) => (path === '/graphql' ? 'graphql' : 'http')));
   if (subgraph.httpRoutes) {
     const routes = subgraph.httpRoutes;
     const keyless = subgraph.keylessPaths ?? [];
     app.use((req, res, next) => {
-      if (req.path === '/graphql' || PROBE_PATHS.has(req.path)) return next();
+      if (req.path === '/graphql' || PROBE_PATHS.has(req.path) || req.path === '/metrics') return next();
       if (keyless.some((prefix) => req.path === prefix || req.path.startsWith(`${prefix}/`))) {
         try {
           req.clientAddress = subgraph.verifyClient(req.header(CLIENT_HEADER));

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { pino, type Logger } from 'pino';
 import { usageRowOf, type UsageEntry, type UsageRow } from './usage-entry.js';
+import { observeInference } from './usage-metrics.js';
 import { UsagePartitions } from './usage-partitions.js';
 
 const COLUMNS: [keyof UsageRow, string][] = [
@@ -91,6 +92,7 @@ export class UsageRecorder {
         this.logger.warn({ reason: row.refused }, 'usage record refused');
         return;
       }
+      observeInference(entry);
       this.buffer.push(row);
       this.counts.recorded += 1;
       if (this.buffer.length > this.maxBuffered) {

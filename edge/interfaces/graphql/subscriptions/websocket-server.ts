@@ -18,6 +18,7 @@ import { formattedResult, internalError, refuse, withCode } from './socket-error
 import { OpenSockets, type HookContext, type SocketContext, type SocketState } from './socket-state.js';
 import { SubscriptionExecution } from './subscription-execution.js';
 import type { SubscriptionExecutor } from './subscription-executor.js';
+import { rateLimitRefusals, trackActiveSubscriptions, trackOpenWebsockets } from '../../../../core/metrics/platform-metrics.js';
 import { ValidatedDocuments } from './validated-documents.js';
 
 /** Caps on subscriptions, the keep-alive interval, and how often open sockets' keys are read again (the platform's settings). */
@@ -81,6 +82,7 @@ export function serveWebSockets(options: WebSocketServerOptions): { dispose(): P
     const breach = (await options.limiter.hit(windows)).find((w) => w.exceeded);
     if (breach) {
       const exceeded = options.edge.exceeded(breach.window);
+      rateLimitRefusals.inc({ interface: 'graphql-ws' });
       return refuse(exceeded.message, 'RATE_LIMITED', exceeded.code);
     }
     // Refused before anything walks them: the subgraph fetch serialises variables recursively.
@@ -134,8 +136,11 @@ export function serveWebSockets(options: WebSocketServerOptions): { dispose(): P
     options.limits.keepAliveMs,
   );
 
+  // Read when Prometheus scrapes: nothing is counted on the sockets' path.
+  const untrack = [trackOpenWebsockets(() => open.states.size), trackActiveSubscriptions(() => open.active)];
   return {
     dispose: async () => {
+      for (const remove of untrack) remove();
       rechecks.stop();
       backPressure.stop();
       await server.dispose();
