@@ -29,6 +29,7 @@ import { graphqlErrorFormat } from './interfaces/graphql/graphql.error-body.js';
 import { PUBLISHED_INTERFACES } from './interfaces/index.js';
 import type { EdgeParts, MountedInterface } from './published-interface.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../core/database-unavailable.js';
+import { requestSpans, tracerOf, tracingOn } from '../core/telemetry/tracing.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
 
 export type { EdgeOptions } from './edge-settings.js';
@@ -87,6 +88,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     persistedQueries: redis ? new RedisPersistedQueries(redis) : cluster.isWorker ? new ClusterPersistedQueries() : undefined,
   });
 
+  // A span per request, child of the client's traceparent, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT).
+  if (tracingOn()) app.use(requestSpans(edgeTracer));
   app.use(
     requestLogging(options.logger, {
       genReqId: (req, res) => {
@@ -142,7 +145,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     dashboard,
     jsonMaxDepth,
     guard: (rules, publicPaths = [], withSessions) =>
-      edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...rules, windows: () => [] } : rules, publicPaths, keyCache, withSessions, keyUse),
+      tracedChecks(rules.name, edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...rules, windows: () => [] } : rules, publicPaths, keyCache, withSessions, keyUse)),
     // Sofa reads the raw body itself, so no body parser runs before a REST mount.
     mountAt: (base, ...handlers) => app.use((req, res, next) => (under(req.path, base) ? chain(handlers, req, res, next) : next())),
   };
@@ -189,6 +192,28 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       await keyUse.flush();
       await idempotencyOwner.close();
     },
+  };
+}
+
+const edgeTracer = tracerOf('gateway');
+
+/** The edge's checks (key, limits, session) as a span of their own, from the start until passed or refused. */
+function tracedChecks(name: string, checks: express.RequestHandler): express.RequestHandler {
+  if (!tracingOn()) return checks;
+  return (req, res, next) => {
+    const span = edgeTracer.startSpan(`edge checks ${name}`);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      span.setAttribute('http.response.status_code', res.headersSent ? res.statusCode : 0);
+      span.end();
+    };
+    res.once('finish', end);
+    checks(req, res, (error?: unknown) => {
+      end();
+      next(error);
+    });
   };
 }
 

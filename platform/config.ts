@@ -76,6 +76,11 @@ export interface PlatformConfig {
    * /metrics on their internal ports.
    */
   metrics: { port: number | undefined; host: string };
+  /**
+   * Where spans go over OTLP/HTTP: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT
+   * and /v1/traces (OpenTelemetry's standard names); no tracing when neither is set.
+   */
+  tracing: { tracesUrl: string | undefined };
   /** Caps on graphql-ws subscriptions at the gateway and its keep-alive ping interval. */
   subscriptions: SubscriptionLimits;
   /** How long the edge waits for a request's headers, its whole arrival, and how slow its body may be (EDGE_*_TIMEOUT_MS, EDGE_BODY_MIN_BYTES_PER_SEC). */
@@ -292,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     },
     redisUrl: env.REDIS_URL || undefined,
     metrics: { port: env.METRICS_PORT ? intFromEnv(env, 'METRICS_PORT', 0) : undefined, host: env.METRICS_HOST || '127.0.0.1' },
+    tracing: { tracesUrl: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined) },
     subscriptions: {
       perSocket: countFromEnv(env, 'SUBSCRIPTIONS_PER_SOCKET', 100),
       perInstance: countFromEnv(env, 'SUBSCRIPTIONS_PER_INSTANCE', 20000),

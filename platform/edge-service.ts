@@ -6,6 +6,7 @@ import { readSupergraph } from '../schema/supergraph.js';
 import type { RunningService } from '../core/listen.js';
 import { TRACE_EXPORT_LIMITS, type PlatformConfig } from './config.js';
 import { serveMetrics } from '../core/metrics/metrics-server.js';
+import { flushTraces, startTracing } from '../core/telemetry/tracing.js';
 import { collectProcessMetrics } from '../core/metrics/platform-metrics.js';
 
 /** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
@@ -16,6 +17,7 @@ export async function startEdgeService(
   logger: Logger,
   extra: Pick<EdgeOptions, 'limitsOff' | 'localInference'> = {},
 ): Promise<RunningService> {
+  startTracing(config.tracing.tracesUrl);
   const edge = await createEdge({
     ...extra,
     supergraphSdl: readSupergraph(),
@@ -53,6 +55,7 @@ export async function startEdgeService(
       stop: async () => {
         await running.stop();
         await metrics?.stop();
+        await flushTraces();
       },
     };
   } catch (error) {

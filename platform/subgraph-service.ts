@@ -6,6 +6,7 @@ import { serveSubgraph } from '../subgraphs/shared/server.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './config.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
+import { flushTraces, startTracing } from '../core/telemetry/tracing.js';
 import { trackSubgraphMetrics } from './subgraph-metrics.js';
 
 async function membershipWorkers() {
@@ -31,6 +32,7 @@ export async function startSubgraphService(
   pubsub: PlatformPubSub,
 ): Promise<RunningService & { close(): Promise<void>; httpRoutes?: Subgraph['httpRoutes'] }> {
   const child = logger.child({ service: name });
+  startTracing(config.tracing.tracesUrl);
   // The membership subgraph's workers, loaded only in its process.
   const membership = name === 'membership' ? await membershipWorkers() : undefined;
   // The settings' classifier (threshold, zero-shot provider) files documents in the worker and answers classify.
@@ -89,6 +91,7 @@ export async function startSubgraphService(
         await service.stop();
         untrackMetrics();
         await subgraph.close();
+        await flushTraces();
       },
     };
   } catch (error) {

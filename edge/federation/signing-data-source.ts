@@ -7,12 +7,15 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../core/i
 import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../../core/principal.js';
 import type { EdgeContext } from '../../core/edge-context.js';
 import { ResponseHeaders, type RawHeaders } from './response-headers.js';
+import { injectTraceHeaders, inSpan, SpanKind, tracerOf } from '../../core/telemetry/tracing.js';
 import { subgraphFetchDuration, subgraphFetchErrors } from '../../core/metrics/platform-metrics.js';
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
 type GatewayGraphQLResponse = Awaited<ReturnType<RemoteGraphQLDataSource['process']>>;
 
 /** What a client reads for the fields of a subgraph that is down. */
+const fetchTracer = tracerOf('gateway');
+
 export const UNAVAILABLE_MESSAGE = 'A service of the platform is unavailable; try again shortly';
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'EPIPE']);
@@ -164,7 +167,8 @@ export class SigningDataSource extends RemoteGraphQLDataSource<EdgeContext> {
   override async process(options: GraphQLDataSourceProcessOptions<EdgeContext>): Promise<GatewayGraphQLResponse> {
     const started = performance.now();
     try {
-      const response = await this.send(options);
+      // A CLIENT span per fetch of the plan; its traceparent goes with the request (send).
+      const response = await inSpan(fetchTracer, `subgraph ${this.subgraph}`, { kind: SpanKind.CLIENT, attributes: { 'graphql.subgraph': this.subgraph } }, () => this.send(options));
       subgraphFetchDuration.observe({ subgraph: this.subgraph }, (performance.now() - started) / 1000);
       return response;
     } catch (error) {
@@ -207,6 +211,7 @@ export class SigningDataSource extends RemoteGraphQLDataSource<EdgeContext> {
     const headers: Record<string, string> = {};
     if (request.http?.headers) for (const [name, value] of request.http.headers) headers[name.toLowerCase()] = value;
     headers['content-type'] = 'application/json';
+    injectTraceHeaders(headers);
     // Health checks and schema loading run without a request context; they carry no principal.
     if ('principal' in context && context.principal) {
       headers[PRINCIPAL_HEADER] = this.signer.sign(context.principal);

@@ -24,6 +24,7 @@ import { idempotentMutations } from './idempotent-mutations.plugin.js';
 import { jsonErrorHandlers } from './json-errors.js';
 import { readinessOf, type ReadinessProbe } from '../../core/health/readiness.js';
 import { metricsText } from '../../core/metrics/platform-metrics.js';
+import { requestSpans, tracerOf, tracingOn } from '../../core/telemetry/tracing.js';
 import { requestMetrics } from '../../core/metrics/request-metrics.js';
 
 function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
@@ -74,6 +75,8 @@ export async function serveSubgraph(
     stopOnTerminationSignals: false,
   });
   await apollo.start();
+  // A span per request, child of the edge's fetch span (its traceparent), when tracing is on.
+  if (tracingOn()) app.use(requestSpans(tracerOf(subgraph.name)));
   app.use(
     // The edge's redaction and line: no credential reaches a subgraph's log either.
     requestLogging(options.logger, {

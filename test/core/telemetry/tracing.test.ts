@@ -1,0 +1,113 @@
+import { once, EventEmitter } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flushTraces } from '../../../core/telemetry/tracing.js';
+import { startTestPlatform, type TestPlatform } from '../../support/platform-harness.js';
+
+/** A span as OTLP/JSON carries it, with the instrumentation scope (the service) it came from. */
+interface ReceivedSpan {
+  scope: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+}
+
+const SERVER = 2;
+const CLIENT = 3;
+
+/** An OTLP/HTTP receiver (JSON encoding, as the exporter sends by default) keeping every span. */
+class OtlpReceiver extends EventEmitter {
+  readonly spans: ReceivedSpan[] = [];
+  readonly contentTypes = new Set<string>();
+  private readonly server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      this.contentTypes.add(String(req.headers['content-type']));
+      const request = JSON.parse(body) as { resourceSpans: { scopeSpans: { scope: { name: string }; spans: Omit<ReceivedSpan, 'scope'>[] }[] }[] };
+      for (const resource of request.resourceSpans) for (const scoped of resource.scopeSpans) for (const span of scoped.spans) this.spans.push({ ...span, scope: scoped.scope.name });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      this.emit('batch');
+    });
+  });
+
+  async listen(): Promise<string> {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/traces`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let receiver: OtlpReceiver;
+let platform: TestPlatform;
+
+beforeAll(async () => {
+  receiver = new OtlpReceiver();
+  const tracesUrl = await receiver.listen();
+  platform = await startTestPlatform({ tracing: { tracesUrl } });
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.close();
+  await receiver?.close();
+});
+
+/** The spans of `traceId` once `done` holds of them; waits on the receiver's batches, flushing first. */
+async function spansOf(traceId: string, done: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
+  for (;;) {
+    const batch = once(receiver, 'batch');
+    await flushTraces();
+    const spans = receiver.spans.filter((span) => span.traceId === traceId);
+    if (done(spans)) return spans;
+    await batch;
+  }
+}
+
+describe('OpenTelemetry traces over OTLP', () => {
+  it("one GraphQL request's spans across the edge and two subgraphs share the client's trace, each service's span a child of the edge's fetch", async () => {
+    const key = await platform.issueKey('acct_traces');
+    const created = await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Ada', email: 'ada@example.org' } });
+    expect(created.status).toBe(201);
+
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const clientSpanId = '00f067aa0ba902b7';
+    const response = await platform.request('/graphql', {
+      method: 'POST',
+      key,
+      headers: { traceparent: `00-${traceId}-${clientSpanId}-01` },
+      json: { query: '{ members(limit: 1) { data { id jobPostings { id } } } }' },
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
+
+    const serverOf = (scope: string) => (spans: ReceivedSpan[]) => spans.find((span) => span.scope === scope && span.kind === SERVER);
+    const spans = await spansOf(traceId, (all) => ['gateway', 'membership', 'marketplace'].every((scope) => serverOf(scope)(all)));
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const ancestors = (span: ReceivedSpan) => {
+      const chain: ReceivedSpan[] = [];
+      for (let parent = span.parentSpanId && byId.get(span.parentSpanId); parent; parent = parent.parentSpanId && byId.get(parent.parentSpanId)) chain.push(parent);
+      return chain;
+    };
+
+    // The edge honours the client's traceparent: its request span is the client span's child.
+    const edge = serverOf('gateway')(spans)!;
+    expect(edge.parentSpanId).toBe(clientSpanId);
+    expect(spans.some((span) => span.scope === 'gateway' && span.name.startsWith('edge checks') && span.parentSpanId === edge.spanId)).toBe(true);
+
+    for (const subgraph of ['membership', 'marketplace']) {
+      const served = serverOf(subgraph)(spans)!;
+      // The subgraph's request span is the child of the edge's CLIENT span for that fetch, under the edge's request.
+      const fetch = byId.get(served.parentSpanId!);
+      expect(fetch).toMatchObject({ scope: 'gateway', kind: CLIENT, name: `subgraph ${subgraph}` });
+      expect(ancestors(fetch!)).toContain(edge);
+    }
+    expect(receiver.contentTypes).toEqual(new Set(['application/json']));
+  });
+});
