@@ -22,6 +22,25 @@ interface SingleFetch {
 /** What is kept for a document that is not one fetch answered as asked: the gateway's executor runs it. */
 const NOT_SINGLE = null;
 
+/** Query text kept for the short HTTP way, in characters; past it the table starts over. */
+const MAX_ACCEPTED_CHARS = 8 * 1024 * 1024;
+
+/**
+ * On the request's context: the answer a short-way fetch got, which Apollo's pipeline completes
+ * without fetching again. A property, not a map by context: Apollo hands the executor a shallow copy.
+ */
+const PREFETCHED = Symbol('prefetched answer');
+type WithPrefetched = { [PREFETCHED]?: Prefetched };
+
+/** A fetch the short HTTP way sent already, with what came back, for the executor to finish. */
+interface Prefetched {
+  fetch: FetchNode;
+  answer: () => Promise<GatewayResponse>;
+}
+
+/** The outcome of `sendAccepted`: the client's answer, or the case for Apollo's pipeline. */
+export type ShortAnswer = { data: Record<string, unknown> } | undefined;
+
 /**
  * The gateway's executor, with a short way for operations one subgraph answers exactly as asked
  * (answersAsAsked): a member lookup, a page of members, a mutation. Such an operation plans to
@@ -39,6 +58,13 @@ const NOT_SINGLE = null;
 export class QueryPassthrough {
   /** By document object: Apollo's document store hands the same object for the same text, and lets it go when it evicts the text. */
   private readonly singles = new WeakMap<DocumentNode, Map<string, SingleFetch | typeof NOT_SINGLE>>();
+  /**
+   * Query texts (with their operation name) that Apollo's pipeline parsed, validated (every armor
+   * rule), resolved and handed to this executor as a single fetch. All of that depends on the text
+   * alone, so the same text is accepted again without the pipeline (`sendAccepted`).
+   */
+  private accepted = new Map<string, SingleFetch>();
+  private acceptedChars = 0;
 
   constructor(
     private readonly planning: SupergraphPlanning,
@@ -65,6 +91,11 @@ export class QueryPassthrough {
       if (!single) return full(requestContext);
       const service = this.services[single.fetch.serviceName];
       if (!service) return full(requestContext);
+      const prefetched = (requestContext.context as WithPrefetched)[PREFETCHED];
+      if (prefetched && prefetched.fetch.serviceName === single.fetch.serviceName && prefetched.fetch.operation === single.fetch.operation) {
+        return this.completeAsTheGatewayWould(single, requestContext, prefetched.answer);
+      }
+      if (typeof request.query === 'string') this.accept(request.query, request.operationName, single);
 
       // The gateway's own check before it plans (validateIncomingRequest): variables that do not
       // coerce to their declared types are the client's error, and nothing is fetched.
@@ -99,6 +130,56 @@ export class QueryPassthrough {
     };
   }
 
+  /**
+   * Apollo's pipeline for a text it accepted before, skipped: the same variable check, the same
+   * fetch through the same data source. Undefined when the text is not known, the variables do
+   * not coerce, or the answer is not plain data; the caller then runs Apollo's pipeline with the
+   * same `context`, and this executor completes any answer already fetched (it is never sent twice).
+   */
+  async sendAccepted(query: string, operationName: string | undefined, variables: Record<string, unknown> | undefined, context: EdgeContext): Promise<ShortAnswer> {
+    const single = this.accepted.get(acceptedKey(query, operationName));
+    if (!single) return undefined;
+    const service = this.services[single.fetch.serviceName];
+    if (!service) return undefined;
+    if (single.variableDefinitions.length && getVariableValues(this.planning.schema, single.variableDefinitions, variables ?? {}).errors) return undefined;
+    const used: Record<string, unknown> = Object.create(null);
+    for (const name of single.fetch.variableUsages ?? []) {
+      const value = variables?.[name];
+      if (value !== undefined) used[name] = value;
+    }
+    const request = { query: single.fetch.operation, variables: used, operationName: single.fetch.operationName };
+    try {
+      const response = await service.process({
+        kind: INCOMING_OPERATION,
+        request,
+        incomingRequestContext: { request, context } as never,
+        context,
+        document: single.fetch.operationDocumentNode,
+      });
+      if (response.data && !response.errors?.length) return { data: response.data };
+      (context as WithPrefetched)[PREFETCHED] = { fetch: single.fetch, answer: async () => response };
+    } catch (error) {
+      (context as WithPrefetched)[PREFETCHED] = {
+        fetch: single.fetch,
+        answer: async () => {
+          throw error;
+        },
+      };
+    }
+    return undefined;
+  }
+
+  private accept(query: string, operationName: string | undefined | null, single: SingleFetch): void {
+    const key = acceptedKey(query, operationName ?? undefined);
+    if (this.accepted.has(key)) return;
+    if (this.acceptedChars + key.length > MAX_ACCEPTED_CHARS) {
+      this.accepted = new Map();
+      this.acceptedChars = 0;
+    }
+    this.accepted.set(key, single);
+    this.acceptedChars += key.length;
+  }
+
   private singleFetch(document: DocumentNode | undefined, operationName: string | undefined | null): SingleFetch | null {
     if (!document) return null;
     let byName = this.singles.get(document);
@@ -131,4 +212,8 @@ export class QueryPassthrough {
     });
     return executeQueryPlan(single.plan, serviceMap, requestContext as never, operationContext, this.planning.supergraphSchema, this.planning.apiSchema);
   }
+}
+
+function acceptedKey(query: string, operationName: string | undefined): string {
+  return `${operationName ?? ''}\u0000${query}`;
 }

@@ -6,6 +6,7 @@ import type { PublishedInterface } from '../../published-interface.js';
 import { graphqlErrorFormat } from './graphql.error-body.js';
 import { graphqlInterface } from './graphql.keys.js';
 import { graphqlDepthGuard } from './json-depth-guard.js';
+import { acceptedOperations, contextFor } from './accepted-operations.js';
 import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets } from './subscriptions/websocket-server.js';
 import { clientAddressOf, type TrustFunction } from '../../access/client-address.js';
@@ -20,15 +21,14 @@ export const graphqlHttpAndWebsockets: PublishedInterface = {
   errorBodies: () => [['/graphql', graphqlErrorFormat]],
   mount(edge) {
     const { options, graph } = edge;
+    const contextOf = (req: express.Request) => ({ principal: req.principal!, requestId: String(req.id), idempotency: req.idempotency });
     edge.app.use(
       '/graphql',
       edge.guard(graphqlInterface(options.rateLimits), [], edge.sessions),
       idempotency(edge.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf, owner: edge.idempotencyOwner }),
       express.json({ limit: '1mb' }),
       graphqlDepthGuard(edge.jsonMaxDepth),
-      apolloMiddleware(edge.apollo, {
-        context: async ({ req }) => ({ principal: req.principal!, requestId: String(req.id), idempotency: req.idempotency }),
-      }),
+      acceptedOperations(graph.passthrough, contextOf, apolloMiddleware(edge.apollo, { context: async ({ req }) => contextFor(req, contextOf) })),
     );
     const websockets = serveWebSockets({
       httpServer: edge.httpServer,

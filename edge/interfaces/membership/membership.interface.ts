@@ -34,6 +34,7 @@ export const membershipRest: PublishedInterface = {
         basePath: base,
         schema: edge.apiSchema,
         apollo: edge.apollo,
+        passthrough: edge.graph.passthrough,
         routes: membershipRoutes,
         handwritten: membershipHandwrittenRoutes,
         expanded: membershipExpanded,

@@ -28,6 +28,7 @@ export const tracerouteRest: PublishedInterface = {
         basePath: base,
         schema: edge.apiSchema,
         apollo: edge.apollo,
+        passthrough: edge.graph.passthrough,
         routes: tracerouteRoutes,
         expanded: tracerouteExpanded,
         restName: tracerouteRestName,
