@@ -6,7 +6,8 @@ import { serveSubgraph } from '../subgraphs/shared/server.js';
 import type { Subgraph } from '../subgraphs/shared/subgraph.js';
 import { inferenceConfigOf, type PlatformConfig, type SubgraphName } from './config.js';
 import { SUBGRAPH_FACTORIES } from './subgraph-factories.js';
-import { flushTraces, startTracing } from '../core/telemetry/tracing.js';
+import { flushTraces, startTracing, tracerOf, tracingOn } from '../core/telemetry/tracing.js';
+import { traceSql } from '../core/telemetry/sql-spans.js';
 import { trackSubgraphMetrics } from './subgraph-metrics.js';
 
 async function membershipWorkers() {
@@ -75,6 +76,7 @@ export async function startSubgraphService(
       readiness: pubsub.ping ? { redis: () => pubsub.ping!() } : undefined,
     });
     const untrackMetrics = trackSubgraphMetrics(name, subgraph.orm);
+    if (tracingOn()) traceSql(subgraph.orm, tracerOf(name));
     webhookWorker?.start();
     documentWorker?.start();
     clockWorker?.start();

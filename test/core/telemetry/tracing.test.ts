@@ -13,6 +13,7 @@ interface ReceivedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  attributes?: { key: string; value: { stringValue?: string } }[];
 }
 
 const SERVER = 2;
@@ -71,7 +72,7 @@ async function spansOf(traceId: string, done: (spans: ReceivedSpan[]) => boolean
 }
 
 describe('OpenTelemetry traces over OTLP', () => {
-  it("one GraphQL request's spans across the edge and two subgraphs share the client's trace, each service's span a child of the edge's fetch", async () => {
+  it("one GraphQL request's spans across the edge and two subgraphs share the client's trace, each service's span a child of the edge's fetch, its SQL beneath", async () => {
     const key = await platform.issueKey('acct_traces');
     const created = await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Ada', email: 'ada@example.org' } });
     expect(created.status).toBe(201);
@@ -88,7 +89,7 @@ describe('OpenTelemetry traces over OTLP', () => {
     expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
 
     const serverOf = (scope: string) => (spans: ReceivedSpan[]) => spans.find((span) => span.scope === scope && span.kind === SERVER);
-    const spans = await spansOf(traceId, (all) => ['gateway', 'membership', 'marketplace'].every((scope) => serverOf(scope)(all)));
+    const spans = await spansOf(traceId, (all) => ['gateway', 'membership', 'marketplace'].every((scope) => serverOf(scope)(all)) && all.some((span) => span.name.startsWith('sql ')));
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const ancestors = (span: ReceivedSpan) => {
       const chain: ReceivedSpan[] = [];
@@ -108,6 +109,13 @@ describe('OpenTelemetry traces over OTLP', () => {
       expect(fetch).toMatchObject({ scope: 'gateway', kind: CLIENT, name: `subgraph ${subgraph}` });
       expect(ancestors(fetch!)).toContain(edge);
     }
+    // SQL statements are spans of the subgraph that ran them, under its request, without their parameters.
+    const membershipServer = serverOf('membership')(spans)!;
+    const statements = spans.filter((span) => span.scope === 'membership' && span.name.startsWith('sql ') && ancestors(span).includes(membershipServer));
+    expect(statements.length).toBeGreaterThan(0);
+    const texts = statements.map((span) => span.attributes?.find((attribute) => attribute.key === 'db.query.text')?.value.stringValue ?? '');
+    expect(texts.some((text) => /select .* from "membership"\."member"/i.test(text))).toBe(true);
+    expect(JSON.stringify(statements)).not.toContain('ada@example.org');
     expect(receiver.contentTypes).toEqual(new Set(['application/json']));
   });
 });

@@ -20,6 +20,9 @@ import { IMAGE_INPUT_DEFAULTS, inlineImageUrl } from '../../image-input/image-in
 import { readSseEvents } from './sse-events.js';
 import { engineErrorFor, engineErrorForConnection, isErrorPayload, readFailure } from './upstream-errors.js';
 import { guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
+import { inSpan, SpanKind, tracerOf } from '../../../../core/telemetry/tracing.js';
+
+const upstreamTracer = tracerOf('inference');
 
 export interface UpstreamTimeouts {
   /** Opening the TCP (and TLS) connection. */
@@ -351,7 +354,13 @@ export class OpenAiUpstreamEngine implements TextEngine {
     }
   }
 
-  private async send(method: string, path: string, body: unknown, controller: AbortController, deadline: Deadlines, model: string | undefined): Promise<Dispatcher.ResponseData> {
+  // A CLIENT span from the call to the upstream's answering headers (a stream goes on after it).
+  private send(method: string, path: string, body: unknown, controller: AbortController, deadline: Deadlines, model: string | undefined): Promise<Dispatcher.ResponseData> {
+    const attributes = { 'inference.flavour': this.flavour, ...(model ? { 'gen_ai.request.model': model } : {}) };
+    return inSpan(upstreamTracer, `inference upstream ${method} ${path}`, { kind: SpanKind.CLIENT, attributes }, () => this.sendUntraced(method, path, body, controller, deadline, model));
+  }
+
+  private async sendUntraced(method: string, path: string, body: unknown, controller: AbortController, deadline: Deadlines, model: string | undefined): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { accept: body === undefined ? 'application/json' : 'text/event-stream, application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
