@@ -25,6 +25,7 @@ import { jsonErrorHandlers } from './json-errors.js';
 import { readinessOf, type ReadinessProbe } from '../../core/health/readiness.js';
 import { metricsText } from '../../core/metrics/platform-metrics.js';
 import { requestSpans, tracerOf, tracingOn } from '../../core/telemetry/tracing.js';
+import { resolverSpans } from '../../core/telemetry/resolver-spans.js';
 import { requestMetrics } from '../../core/metrics/request-metrics.js';
 
 function toFormatted(error: GraphQLError | GraphQLFormattedError): GraphQLFormattedError {
@@ -67,6 +68,8 @@ export async function serveSubgraph(
       masking.plugin,
       // A mutation with the edge's Idempotency-Key commits with the record of its answer.
       idempotentMutations({ schema: String(subgraph.orm.config.get('schema')), logger: options.logger }),
+      // Root fields' spans when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT).
+      ...(tracingOn() ? [resolverSpans(tracerOf(subgraph.name))] : []),
     ],
     formatError: masking.formatError,
     logger: options.logger,

@@ -72,7 +72,7 @@ async function spansOf(traceId: string, done: (spans: ReceivedSpan[]) => boolean
 }
 
 describe('OpenTelemetry traces over OTLP', () => {
-  it("one GraphQL request's spans across the edge and two subgraphs share the client's trace, each service's span a child of the edge's fetch, its SQL beneath", async () => {
+  it("one GraphQL request's spans across the edge and two subgraphs share the client's trace, each service's span a child of the edge's fetch, its resolvers and SQL beneath", async () => {
     const key = await platform.issueKey('acct_traces');
     const created = await platform.request('/api/v1/members', { method: 'POST', key, json: { name: 'Ada', email: 'ada@example.org' } });
     expect(created.status).toBe(201);
@@ -89,7 +89,7 @@ describe('OpenTelemetry traces over OTLP', () => {
     expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
 
     const serverOf = (scope: string) => (spans: ReceivedSpan[]) => spans.find((span) => span.scope === scope && span.kind === SERVER);
-    const spans = await spansOf(traceId, (all) => ['gateway', 'membership', 'marketplace'].every((scope) => serverOf(scope)(all)) && all.some((span) => span.name.startsWith('sql ')));
+    const spans = await spansOf(traceId, (all) => ['gateway', 'membership', 'marketplace'].every((scope) => serverOf(scope)(all)) && all.some((span) => span.name.startsWith('sql ')) && all.some((span) => span.name === 'resolve Query.members'));
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const ancestors = (span: ReceivedSpan) => {
       const chain: ReceivedSpan[] = [];
@@ -116,6 +116,8 @@ describe('OpenTelemetry traces over OTLP', () => {
     const texts = statements.map((span) => span.attributes?.find((attribute) => attribute.key === 'db.query.text')?.value.stringValue ?? '');
     expect(texts.some((text) => /select .* from "membership"\."member"/i.test(text))).toBe(true);
     expect(JSON.stringify(statements)).not.toContain('ada@example.org');
+    // The root field's resolver, lightly: a span under the request that ran it.
+    expect(spans.some((span) => span.scope === 'membership' && span.name === 'resolve Query.members' && span.parentSpanId === membershipServer.spanId)).toBe(true);
     expect(receiver.contentTypes).toEqual(new Set(['application/json']));
   });
 });
