@@ -7,6 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../core/i
 import { PRINCIPAL_HEADER, principalId, signPrincipal, type Principal } from '../../core/principal.js';
 import type { EdgeContext } from '../../core/edge-context.js';
 import { ResponseHeaders, type RawHeaders } from './response-headers.js';
+import { whileHostAnswers } from './subgraph-liveness.js';
 import { injectTraceHeaders, inSpan, SpanKind, tracerOf } from '../../core/telemetry/tracing.js';
 import { subgraphFetchDuration, subgraphFetchErrors } from '../../core/metrics/platform-metrics.js';
 
@@ -88,14 +89,17 @@ function fetcherResponse(url: string, status: number, headers: RawHeaders, body:
   return response as unknown as FetcherResponse;
 }
 
-/** A Fetcher over undici.request and the shared agent; errors keep undici's codes, which `unreachable` reads. */
+/** A Fetcher over undici.request and the shared agent; errors keep undici's codes (or a gone host's), which `unreachable` reads. */
 export const subgraphFetcher: Fetcher = async (url, init) => {
-  const response = await undiciRequest(url, {
-    dispatcher: subgraphAgent,
-    method: (init?.method ?? 'GET') as 'POST',
-    headers: init?.headers,
-    body: init?.body,
-  });
+  const response = await whileHostAnswers(url, (signal) =>
+    undiciRequest(url, {
+      dispatcher: subgraphAgent,
+      method: (init?.method ?? 'GET') as 'POST',
+      headers: init?.headers,
+      body: init?.body,
+      signal,
+    }),
+  );
   return fetcherResponse(url, response.statusCode, response.headers, response.body) as never;
 };
 

@@ -258,4 +258,37 @@ describe.skipIf(missing)(`the platform over several hosts${missing ? ` (skipped:
       expect(batch.map((_, j) => data[`m${j}`]?.id)).toEqual(batch);
     }
   }, 240_000);
+
+  it('answers without the subgraphs of a host taken down, and with them once they return', async () => {
+    const live = await issueKey('subgraph-host-down', 'live');
+    const admin = await issueKey('subgraph-host-down-ops', 'admin');
+    const providers = () => fetch(`${edgeBase('edge1')}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ providers { id } }' }),
+    });
+    // Edge 1 holds a kept-alive connection to inference from here on.
+    expect((await (await providers()).json()) as object).toMatchObject({ data: { providers: expect.any(Array) } });
+
+    await lab.takeDown('others');
+    // The host vanished without a word (no RST, no FIN): edge 1 must find out, not wait on its
+    // kept-alive connection (undici's own limit, 300 s, is past this test's timeout).
+    const answer = (await (await providers()).json()) as { data?: unknown; errors?: { extensions: { code: string } }[] };
+    expect(answer.errors?.[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    // Membership on the other host is untouched: edge 1 writes on.
+    const created = await fetch(`${edgeBase('edge1')}/api/v1/members`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${live}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Still Here', email: 'still-here@example.org' }),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+
+    await lab.bringUp('others');
+    await Promise.all(
+      (['inference', 'traceroute', 'membership'] as const).map((name) =>
+        startService('others', name, PORTS[name], { SUBGRAPH_HOST: lab.address('others') }),
+      ),
+    );
+    expect((await (await providers()).json()) as object).toMatchObject({ data: { providers: expect.any(Array) } });
+  }, 240_000);
 });
