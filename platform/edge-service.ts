@@ -7,7 +7,7 @@ import type { RunningService } from '../core/listen.js';
 import { TRACE_EXPORT_LIMITS, type PlatformConfig } from './config.js';
 import { serveMetrics } from '../core/metrics/metrics-server.js';
 import { flushTraces, startTracing } from '../core/telemetry/tracing.js';
-import { collectProcessMetrics } from '../core/metrics/platform-metrics.js';
+import { answerClusterPrimary, collectProcessMetrics } from '../core/metrics/platform-metrics.js';
 
 /** The gateway, REST bridge and /health on the public port, over subgraphs at `subgraphUrls`. */
 export async function startEdgeService(
@@ -42,6 +42,7 @@ export async function startEdgeService(
     trustProxy: config.trustProxy,
   });
   collectProcessMetrics();
+  if (cluster.isWorker) answerClusterPrimary();
   // A cluster's workers are gathered by their primary (edge-cluster.ts), which serves the port.
   const servesMetrics = config.metrics.port !== undefined && !cluster.isWorker;
   try {

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, collectDefaultMetrics, register } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, collectDefaultMetrics, register } from 'prom-client';
 
 /**
  * The platform's Prometheus metrics, on prom-client's default registry: one per process, so the
@@ -116,6 +116,17 @@ export const trackQueueDepth = queriedGauge('platform_queue_depth', 'Items waiti
 export const trackQueueAge = queriedGauge('platform_queue_oldest_age_seconds', 'Age of the oldest item waiting in a durable queue', ['queue']);
 /** Database connections of a service's pool, by state (total, idle, waiting). */
 export const trackDatabasePool = queriedGauge('platform_database_pool_connections', "Connections of a service's database pool, by state", ['service', 'state']);
+
+let answering = false;
+/**
+ * In a cluster worker: answers the primary's requests for this process's metrics over IPC
+ * (prom-client listens only once an AggregatorRegistry has been made in the process).
+ */
+export function answerClusterPrimary(): void {
+  if (answering) return;
+  answering = true;
+  new AggregatorRegistry();
+}
 
 /** The text Prometheus scrapes, and its content type. */
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
