@@ -218,6 +218,9 @@ describe.skipIf(missing)(`the platform over several hosts${missing ? ` (skipped:
         outcomes.push({ edge, phase: startedIn, status: response.status, id: response.status === 201 ? body.id : undefined });
       } catch (error) {
         outcomes.push({ edge, phase: startedIn, error: String((error as Error).cause ?? error) });
+        // A client's pause before it tries again: not a wait for anything, only not a busy loop
+        // of refused connections while the host restarts.
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };
     // One writer per edge, each a client that keeps writing through its own edge.
