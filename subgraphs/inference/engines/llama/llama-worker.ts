@@ -20,6 +20,7 @@ interface Loaded {
   context: LlamaContext;
   sequences: LlamaContextSequence[];
   chatWrapper: ChatWrapper | null;
+  utf8?: Utf8Vocabulary;
 }
 
 /** A refusal the parent passes on as an EngineError (anything else thrown is an engine failure). */
@@ -125,22 +126,128 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
   return new LlamaGrammarEvaluationState({ model: state.model, grammar: built });
 }
 
+/**
+ * The vocabulary as UTF-8: tokens whose text is whole characters, and the bytes of the others
+ * (byte pieces, partial characters), which a grammar must not be left to judge: llama.cpp's
+ * grammar decodes an invalid sequence (0xF8 leads, overlongs) as one code point and counts it.
+ */
+interface Utf8Vocabulary {
+  /** Tokens that are whole, valid characters (or no text at all, as control tokens). */
+  whole: Set<Token>;
+  /** The other tokens with their bytes; null where the bytes cannot be known. */
+  fragments: Map<Token, Uint8Array | null>;
+  /** Banned at every step: fragments that cannot follow a complete character, and control tokens but the end's. */
+  banned: Token[];
+}
+
+/** Where a UTF-8 decoder stands: continuation bytes still needed and the range the next one must fall in. */
+interface Utf8State {
+  need: number;
+  low: number;
+  high: number;
+}
+
+const UTF8_START: Utf8State = { need: 0, low: 0x80, high: 0xbf };
+
+/** The decoder's state after one byte, or null where the byte makes the text invalid UTF-8 (RFC 3629's table). */
+function utf8Step(state: Utf8State, byte: number): Utf8State | null {
+  if (state.need > 0) return byte >= state.low && byte <= state.high ? { need: state.need - 1, low: 0x80, high: 0xbf } : null;
+  if (byte < 0x80) return UTF8_START;
+  if (byte >= 0xc2 && byte <= 0xdf) return { need: 1, low: 0x80, high: 0xbf };
+  if (byte === 0xe0) return { need: 2, low: 0xa0, high: 0xbf };
+  if (byte === 0xed) return { need: 2, low: 0x80, high: 0x9f };
+  if (byte >= 0xe1 && byte <= 0xef) return { need: 2, low: 0x80, high: 0xbf };
+  if (byte === 0xf0) return { need: 3, low: 0x90, high: 0xbf };
+  if (byte >= 0xf1 && byte <= 0xf3) return { need: 3, low: 0x80, high: 0xbf };
+  if (byte === 0xf4) return { need: 3, low: 0x80, high: 0x8f };
+  return null;
+}
+
+function utf8After(state: Utf8State, bytes: Uint8Array): Utf8State | null {
+  let at: Utf8State | null = state;
+  for (const byte of bytes) {
+    at = utf8Step(at, byte);
+    if (!at) return null;
+  }
+  return at;
+}
+
+// GPT-2's byte-level BPE writes each byte as a printable character; this undoes that table.
+function gpt2ByteDecoder(): Map<string, number> {
+  const printable = (byte: number) => (byte >= 0x21 && byte <= 0x7e) || (byte >= 0xa1 && byte <= 0xac) || (byte >= 0xae && byte <= 0xff);
+  const decoder = new Map<string, number>();
+  let extra = 0;
+  for (let byte = 0; byte < 256; byte++) decoder.set(String.fromCodePoint(printable(byte) ? byte : 256 + extra++), byte);
+  return decoder;
+}
+
+function utf8Vocabulary(model: LlamaModel): Utf8Vocabulary {
+  const ggml = (model.fileInfo.metadata.tokenizer as unknown as { ggml?: { model?: string; tokens?: string[] } } | undefined)?.ggml;
+  const pieces = ggml?.tokens ?? [];
+  const bpe = ggml?.model === 'gpt2' ? gpt2ByteDecoder() : null;
+  const whole = new Set<Token>();
+  const fragments = new Map<Token, Uint8Array | null>();
+  // A control token reaches llama.cpp's grammar as its literal text (<s> fits a string), yet the answer drops it.
+  const silent: Token[] = [];
+  for (let id = 0; id < pieces.length; id++) {
+    const token = id as Token;
+    const text = model.detokenize([token]);
+    const attributes = model.getTokenAttributes(token);
+    if (!model.isEogToken(token) && (attributes.control || attributes.unknown || attributes.unused || attributes.undefined)) silent.push(token);
+    if (!text.includes('\uFFFD')) {
+      whole.add(token);
+      continue;
+    }
+    const piece = pieces[id];
+    const byte = /^<0x([0-9A-Fa-f]{2})>$/.exec(piece);
+    let bytes: Uint8Array | null = null;
+    if (byte) bytes = Uint8Array.of(parseInt(byte[1], 16));
+    else if (bpe && [...piece].every((char) => bpe.has(char))) bytes = Uint8Array.from([...piece], (char) => bpe.get(char)!);
+    fragments.set(token, bytes);
+  }
+  const invalidAtStart = [...fragments].filter(([, bytes]) => !bytes || !utf8After(UTF8_START, bytes)).map(([token]) => token);
+  return { whole, fragments, banned: [...silent, ...invalidAtStart] };
+}
+
+/**
+ * A token bias that keeps the answer valid UTF-8 token by token: after a complete character only
+ * tokens that begin validly, inside one only the bytes that continue it. `history` grows by each
+ * sampled token from `from` on; the bias is asked before each sample.
+ */
+function utf8Bias(state: Loaded, history: Token[], from: number): (bias: TokenBias) => void {
+  const vocabulary = (state.utf8 ??= utf8Vocabulary(state.model));
+  let at: Utf8State = UTF8_START;
+  let seen = from;
+  return (bias) => {
+    for (; seen < history.length; seen++) {
+      const token = history[seen];
+      const bytes = vocabulary.fragments.get(token);
+      // A whole token after a complete character leaves one; a fragment moves the decoder on.
+      at = bytes ? (utf8After(at, bytes) ?? UTF8_START) : UTF8_START;
+    }
+    if (at.need === 0) {
+      for (const token of vocabulary.banned) bias.set(token, 'never');
+      return;
+    }
+    for (const token of vocabulary.whole) bias.set(token, 'never');
+    for (const [token, bytes] of vocabulary.fragments) if (!bytes || !utf8After(at, bytes)) bias.set(token, 'never');
+  };
+}
+
 /** Bans every token that would complete an n-gram already present (Hugging Face's no_repeat_ngram_size). */
-function noRepeatNgramBias(state: Loaded, history: Token[], size: number): () => TokenBias {
-  return () => {
-    const bias = new TokenBias(state.model.tokenizer);
-    if (history.length < size - 1) return bias;
+function noRepeatNgramBias(history: Token[], size: number): (bias: TokenBias) => void {
+  return (bias) => {
+    if (history.length < size - 1) return;
     const tail = history.slice(history.length - (size - 1));
     for (let start = 0; start + size <= history.length; start++) {
       let same = true;
       for (let i = 0; i < size - 1 && same; i++) same = history[start + i] === tail[i];
       if (same) bias.set(history[start + size - 1], 'never');
     }
-    return bias;
   };
 }
 
-function samplingOptions(state: Loaded, sampling: SamplingParams, history: Token[]): SequenceEvaluateOptions {
+function samplingOptions(state: Loaded, sampling: SamplingParams, history: Token[], guided: boolean): SequenceEvaluateOptions {
   // The spec's defaults (temperature 1, top_p 1, no top-k), not node-llama-cpp's (greedy, 0.95, 40).
   const options: SequenceEvaluateOptions = {
     temperature: sampling.temperature ?? 1,
@@ -162,7 +269,16 @@ function samplingOptions(state: Loaded, sampling: SamplingParams, history: Token
   if (sampling.dryMultiplier !== undefined && sampling.dryMultiplier > 0) {
     options.dryRepeatPenalty = { strength: sampling.dryMultiplier, base: sampling.dryBase, allowedLength: sampling.dryAllowedLength, lastTokens: DRY_LAST_N };
   }
-  if (sampling.noRepeatNgramSize !== undefined && sampling.noRepeatNgramSize > 0) options.tokenBias = noRepeatNgramBias(state, history, sampling.noRepeatNgramSize);
+  const biases: ((bias: TokenBias) => void)[] = [];
+  if (sampling.noRepeatNgramSize !== undefined && sampling.noRepeatNgramSize > 0) biases.push(noRepeatNgramBias(history, sampling.noRepeatNgramSize));
+  if (guided) biases.push(utf8Bias(state, history, history.length));
+  if (biases.length > 0) {
+    options.tokenBias = () => {
+      const bias = new TokenBias(state.model.tokenizer);
+      for (const add of biases) add(bias);
+      return bias;
+    };
+  }
   return options;
 }
 
@@ -210,7 +326,8 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     const stops = (message.sampling.stop ?? []).filter((stop) => stop !== '');
     const grammar = message.grammar ? await grammarState(state, message.grammar) : undefined;
     const history = [...prompt];
-    const options = samplingOptions(state, message.sampling, history);
+    // Only a grammar-guided answer is kept to valid UTF-8 here: a grammar counts characters, so a broken one would pass its limits.
+    const options = samplingOptions(state, message.sampling, history, grammar !== undefined);
     if (grammar) options.grammarEvaluationState = grammar;
     send({ type: 'accepted', id: message.id });
 
