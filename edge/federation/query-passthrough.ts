@@ -214,6 +214,7 @@ export class QueryPassthrough {
   }
 }
 
+/** No operation name is \u0001, which no name can be: an empty name is not the same request (Apollo refuses it). */
 function acceptedKey(query: string, operationName: string | undefined): string {
-  return `${operationName ?? ''}\u0000${query}`;
+  return `${operationName ?? '\u0001'}\u0000${query}`;
 }

@@ -122,8 +122,10 @@ describe("/graphql's short way for texts Apollo accepted as one fetch", () => {
     const graphqlResponse = await post({ query }, { accept: 'application/graphql-response+json' });
     expect(graphqlResponse.type).toBe('application/graphql-response+json; charset=utf-8');
     await post({ query, extensions: {} });
+    // An empty operation name names no operation: Apollo refuses it, as it did before the text was known.
+    expect((await post({ query, operationName: '' })).status).toBe(400);
     await post({ query: '{ member(id: "b") { name } }' });
-    expect(throughApollo).toBe(4);
+    expect(throughApollo).toBe(5);
     expect(fetched).toHaveLength(4);
   });
 
