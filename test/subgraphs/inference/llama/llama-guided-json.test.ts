@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GenerationInput, GenerationRequest } from '../../../../subgraphs/inference/engine/text-engine.js';
+import { EngineError, type GenerationInput, type GenerationRequest } from '../../../../subgraphs/inference/engine/text-engine.js';
 import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
 import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
 import { collect } from './collect.js';
@@ -56,4 +56,27 @@ describe('guided_json on the llama engine', () => {
       expect([...note].length, `seed ${seed}: ${text}`).toBe(10);
     }
   }, 240_000);
+
+  it('enforces integer minimum/maximum, exclusive bounds and multipleOf: every answer validates', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        score: { type: 'integer', minimum: 3, maximum: 7 },
+        level: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 100, multipleOf: 5 },
+        scores: { type: 'array', items: { type: 'integer', minimum: -2, maximum: 2 }, minItems: 1, maxItems: 3 },
+      },
+      required: ['score', 'level', 'scores'],
+      additionalProperties: false,
+    };
+    const validate = new Ajv().compile(schema);
+    for (const { seed, text, value } of await answers(schema)) expect(validate(value), `seed ${seed}: ${text} ${JSON.stringify(validate.errors)}`).toBe(true);
+  }, 240_000);
+
+  it('refuses a range too wide to enforce, naming the keyword', async () => {
+    const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 10_000_000 } }, required: ['n'] };
+    const error = await collect(engine.generate(guided(schema, 1))).then(() => null, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).message).toMatch(/"minimum" \(at \/properties\/n\)/);
+  });
 });
+
