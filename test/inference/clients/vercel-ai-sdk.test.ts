@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateObject, generateText, streamText, tool } from 'ai';
+import { generateObject, generateText, streamText } from 'ai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LoopbackOpenAiServer } from '../../support/loopback-openai-server.js';
@@ -23,12 +23,6 @@ afterAll(async () => {
 
 afterEach(() => {
   running.vllm.behaviour = LoopbackOpenAiServer.defaults();
-});
-
-const weather = tool({
-  description: 'The weather in a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, celsius: 4 }),
 });
 
 const THING = z.object({ name: z.string().max(8), size: z.number().int() });
@@ -60,5 +54,14 @@ describe.each(ROUTES.flatMap((route) => APIS.map((api) => ({ ...route, ...api })
     expect(text).toBe(await result.text);
     if (embedded) expect((await result.usage).outputTokens).toBe(16);
     else expect(text).toBe(VLLM_REPLY);
+  });
+
+  // The embedded engine refuses zod's integer bounds (±2^53, wider than its grammar's ranges), pending in issue 34.
+  it.skipIf(embedded)('generateObject', async () => {
+    // The loopback says what it is told to; the embedded engine is held to the schema by its grammar.
+    if (!embedded) running.vllm.behaviour.reply = ['{"name": "fox",', ' "size": 3}'];
+    const result = await generateObject({ model: languageModel(), schema: THING, prompt: 'A small thing', maxOutputTokens: 60, maxRetries: 0 });
+    expect(THING.safeParse(result.object).success).toBe(true);
+    if (!embedded) expect(result.object).toEqual({ name: 'fox', size: 3 });
   });
 });
