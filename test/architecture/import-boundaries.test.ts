@@ -158,4 +158,21 @@ describe('import boundaries', () => {
       .filter((why) => !/^edge\/interfaces\/graphql\/graphql\.keys\.ts -> edge\/interfaces\/(membership|traceroute)\/\1\.keys\.js$/.test(why));
     expect(across).toEqual([]);
   });
+  // Inference: generation and its protocol (request and response types, validation, model
+  // listing) know no wire format; each wire format (openai/, responses/, images/, embeddings/) is
+  // an adapter over them, so a new one is a new folder, not a change to the core.
+  const ADAPTERS = ['openai', 'responses', 'images', 'embeddings'].map((name) => `subgraphs/inference/${name}`);
+  const inferenceNode = (file: string) => (file.startsWith('subgraphs/inference/') ? dirname(file) : areaOf(file));
+  const inferenceGraph = importGraph(['subgraphs/inference'], inferenceNode);
+
+  it('keeps inference generation and its protocol off the wire adapters', () => {
+    for (const core of ['subgraphs/inference/generation', 'subgraphs/inference/protocol']) {
+      const intoAdapters = [...(inferenceGraph.get(core) ?? [])].filter(([to]) => ADAPTERS.includes(to)).flatMap(([, why]) => why);
+      expect(intoAdapters, core).toEqual([]);
+    }
+  });
+
+  it('keeps the inference protocol below generation: protocol imports no generation code', () => {
+    expect([...(inferenceGraph.get('subgraphs/inference/protocol')?.get('subgraphs/inference/generation') ?? [])]).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openAIErrorFormat } from '../../edge/interfaces/inference/inference.error-body.js';
-import { errorBody, WireError } from '../../subgraphs/inference/openai/openai-error.js';
+import { errorBody, WireError } from '../../subgraphs/inference/protocol/wire-error.js';
 
 describe('the OpenAI error body', () => {
   it('is one format: the edge\'s refusals and the inference subgraph\'s answers agree for every status', () => {

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../../core/errors.js';
-import type { Caller } from '../generation/generation.service.js';
+import type { Caller } from '../protocol/caller.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import { WireError } from '../openai/openai-error.js';
+import { WireError } from '../protocol/wire-error.js';
 import { UsageInterface } from '../usage/usage-interface.js';
 import { MAX_USAGE_PAGE_SIZE, USAGE_COLUMN_LENGTHS } from '../usage/usage-limits.js';
 import type { UsageRecord } from '../usage/usage-record.entity.js';

@@ -2,7 +2,8 @@ import type { InferenceRuntime } from '../inference-context.js';
 import type { FailoverHooks, ProviderTarget } from '../provider-registry/provider-registry.js';
 import type { UsageEntry } from '../usage/usage-entry.js';
 import type { UsageInterface } from '../usage/usage-interface.js';
-import type { Caller, OutcomeOf } from './generation.service.js';
+import type { OutcomeOf } from './generation.service.js';
+import type { Caller } from '../protocol/caller.js';
 
 interface FailedAttempt {
   provider: string;

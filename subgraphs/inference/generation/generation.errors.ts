@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { DomainError, type ErrorCode } from '../../../core/errors.js';
 import { EngineError } from '../engine/text-engine.js';
 import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
-import { ImageInputRefused } from './image-input-refused.js';
+import { ImageInputRefused } from '../image-input/image-input-refused.js';
 
 /**
  * Codes a generation answers with: the domain's, and RATE_LIMITED, the edge's code for "too many

@@ -2,7 +2,7 @@ import { JSONObjectResolver, SafeIntResolver } from 'graphql-scalars';
 import { Field, Float, InputType, Int, registerEnumType } from '../../shared/type-graphql.js';
 
 // Ranges are not declared here: the input becomes the gateway interface's request body and is
-// checked by its zod schema (openai/openai-request.ts), so GraphQL and REST refuse the same values.
+// checked by its zod schema (protocol/generation-request.ts), so GraphQL and REST refuse the same values.
 
 export enum ChatRole {
   SYSTEM = 'system',

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
-import { validationError } from '../openai/openai-error.js';
+import { validationError } from '../protocol/wire-error.js';
 import { nestsDeeperThan } from '../../../core/json-depth.js';
-import { tooDeep } from '../openai/wire-body.js';
-import { chatSchema, completionSchema, guidedOf, inputOf, messagesOf, samplingOf, tokenizeSchema, type ChatBody, type CompletionBody, type GenerationBody } from '../openai/openai-request.js';
+import { tooDeep } from '../protocol/wire-body.js';
+import { chatSchema, completionSchema, guidedOf, inputOf, messagesOf, samplingOf, tokenizeSchema, type ChatBody, type CompletionBody, type GenerationBody } from '../protocol/generation-request.js';
 import { GenerationInputError, graphqlParam } from './generation.errors.js';
 import { ContentPartType, type ChatCompletionInput, type CompletionInput, type GenerationParamsInput, type MessageInput, type TokenizeInput } from './generation.inputs.js';
 

@@ -2,17 +2,12 @@ import type { Capability } from '../config/inference-config.schema.js';
 import { EngineError, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type Usage } from '../engine/text-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ProviderTarget } from '../provider-registry/provider-registry.js';
-import { ImageInputRefused, type UrlImagePolicy } from './image-input-refused.js';
+import { ImageInputRefused, type UrlImagePolicy } from '../image-input/image-input-refused.js';
 import type { ImageModel, InterfaceName, ProviderModel } from '../provider-registry/provider-registry.js';
 import type { UsageInterface } from '../usage/usage-interface.js';
-import { planOf, type Principal } from '../../../core/principal.js';
+import { planOf } from '../../../core/principal.js';
+import type { Caller } from '../protocol/caller.js';
 import { AttemptLog } from './attempt-log.js';
-
-/** Who is calling: a key's principal, or (keyless interfaces) the client's address. */
-export interface Caller {
-  principal?: Principal;
-  address?: string;
-}
 
 export interface GenerateCall {
   /** Which interface's providers serve the call (GraphQL uses the gateway's). */

@@ -1,14 +1,15 @@
 import { planIncludes } from '../config/inference-config.js';
 import { EngineError, type GenerationEvent, type Usage } from '../engine/text-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import { listedModels } from '../openai/openai-response.js';
+import { listedModels } from '../protocol/model-listing.js';
 import { UsageInterface } from '../usage/usage-interface.js';
 import { Completion } from './completion.js';
 import { CompletionChunk } from './completion-chunk.js';
 import type { FinishReason } from './finish-reason.js';
 import { generationErrorOf, outcomeOf } from './generation.errors.js';
 import type { GenerationRequest } from './generation.request.js';
-import { GenerationService, type Caller, type GenerateCall, type GenerationRun } from './generation.service.js';
+import { GenerationService, type GenerateCall, type GenerationRun } from './generation.service.js';
+import type { Caller } from '../protocol/caller.js';
 import { InferenceModel } from './inference-model.js';
 import type { ModelStatus } from './model-status.js';
 import { TokenCount } from './token-count.js';

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { ImageGenerationStream } from '../engine/image-engine.js';
-import type { WireCall } from '../openai/wire-route.js';
+import type { WireCall } from '../protocol/wire-route.js';
 
 /**
  * How a generation's answer is written: the WebUI's `{images, parameters, info}` or OpenAI's

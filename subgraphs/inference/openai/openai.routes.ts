@@ -2,18 +2,19 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { GenerationEvent, Usage } from '../engine/text-engine.js';
-import { GenerationService, type Caller, type GenerateCall } from '../generation/generation.service.js';
-import type { UrlImagePolicy } from '../generation/image-input-refused.js';
+import { GenerationService, type GenerateCall } from '../generation/generation.service.js';
+import type { Caller } from '../protocol/caller.js';
+import type { UrlImagePolicy } from '../image-input/image-input-refused.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import { planIncludes } from '../config/inference-config.js';
 import { gatewayAnalytics } from '../analytics/analytics.wire.js';
 import { imageRoutes } from '../images/image.routes.js';
-import type { WireCall, WireRoute } from './wire-route.js';
+import type { WireCall, WireRoute } from '../protocol/wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { responsesRoutes } from '../responses/responses.routes.js';
 import { CallerSlots } from './caller-slots.js';
-import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from './openai-error.js';
-import { parseWire, tooDeep } from './wire-body.js';
+import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from '../protocol/wire-error.js';
+import { parseWire, tooDeep } from '../protocol/wire-body.js';
 import { nestsDeeperThan } from '../../../core/json-depth.js';
 import {
   chatSchema,
@@ -25,9 +26,10 @@ import {
   messagesOf,
   type ChatBody,
   type CompletionBody,
-} from './openai-request.js';
-import { chunk, fullResponse, listedImageModels, listedModels, newCompletion, usageChunk, type Kind } from './openai-response.js';
-import { USAGE_INTERFACE, WIRE_INTERFACES, badValueStatus, isKeyless, type WireInterface } from './wire-interface.js';
+} from '../protocol/generation-request.js';
+import { chunk, fullResponse, newCompletion, usageChunk, type Kind } from './openai-response.js';
+import { listedImageModels, listedModels } from '../protocol/model-listing.js';
+import { USAGE_INTERFACE, WIRE_INTERFACES, badValueStatus, isKeyless, type WireInterface } from '../protocol/wire-interface.js';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,7 +1,7 @@
 import { DomainError } from '../../../core/errors.js';
 import { usageEntityManager } from '../analytics/analytics.wire.js';
 import type { InferenceRuntime } from '../inference-context.js';
-import { WireError } from '../openai/openai-error.js';
+import { WireError } from '../protocol/wire-error.js';
 import { checkedCategories, MEASURED_WINDOW_MS, RecommendationService } from './recommendation.service.js';
 
 /** GET /v1/recommendations?category=: the ranked models per category (all without one), snake_case. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FinishReason, Usage } from '../engine/text-engine.js';
-import type { WireError } from '../openai/openai-error.js';
+import type { WireError } from '../protocol/wire-error.js';
 import type { ResponsesBody } from './responses-request.js';
 
 /**

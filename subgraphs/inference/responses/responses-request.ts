@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ContentPart, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
 import { IMAGE_URL_SCHEMES_MESSAGE, isHttpOrDataUrl } from '../image-input/image-input.js';
-import { WireError } from '../openai/openai-error.js';
+import { WireError } from '../protocol/wire-error.js';
 
 /**
  * The Responses API's request body (POST /v1/responses), as OpenAI documents it, validated with

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { GenerationEvent, Usage } from '../engine/text-engine.js';
 import type { GenerationService, GenerateCall } from '../generation/generation.service.js';
-import type { UrlImagePolicy } from '../generation/image-input-refused.js';
-import { outcomeFor, WireError, wireErrorOf } from '../openai/openai-error.js';
-import { parseWire } from '../openai/wire-body.js';
-import type { WireCall, WireRoute } from '../openai/wire-route.js';
-import { badValueStatus, USAGE_INTERFACE, WIRE_INTERFACES, type WireInterface } from '../openai/wire-interface.js';
+import type { UrlImagePolicy } from '../image-input/image-input-refused.js';
+import { outcomeFor, WireError, wireErrorOf } from '../protocol/wire-error.js';
+import { parseWire } from '../protocol/wire-body.js';
+import type { WireCall, WireRoute } from '../protocol/wire-route.js';
+import { badValueStatus, USAGE_INTERFACE, WIRE_INTERFACES, type WireInterface } from '../protocol/wire-interface.js';
 import { ResponseDraft } from './response-object.js';
 import { responsesCallOf, responsesSchema } from './responses-request.js';
 

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Caller } from '../generation/generation.service.js';
+import type { Caller } from './caller.js';
 import type { WireInterface } from './wire-interface.js';
 
 /** One request on an interface, as a route handler gets it. */

@@ -3,7 +3,7 @@ import { openAIErrorBody, type OpenAIErrorBody } from '../../../core/openai-erro
 import type { z } from 'zod';
 import { EngineError } from '../engine/text-engine.js';
 import { ImageEngineError } from '../engine/image-engine.js';
-import { ImageInputRefused } from '../generation/image-input-refused.js';
+import { ImageInputRefused } from '../image-input/image-input-refused.js';
 import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 import { badValueStatus, type WireInterface } from './wire-interface.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../core/database-unavailable.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { tooDeepMessage } from '../../../core/json-depth.js';
-import { validationError, WireError } from './openai-error.js';
+import { validationError, WireError } from './wire-error.js';
 import type { WireInterface } from './wire-interface.js';
 
 /**
