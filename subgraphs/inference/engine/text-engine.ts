@@ -6,13 +6,43 @@
  * cannot do they refuse with an EngineError.
  */
 
-export type ChatRole = 'system' | 'user' | 'assistant';
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
+/** A function call the model made: `arguments` is the JSON text it wrote, as OpenAI carries it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface ChatMessage {
   role: ChatRole;
-  content: string | ContentPart[];
+  /** null only on an assistant turn that is tool calls alone. */
+  content: string | ContentPart[] | null;
+  /** An assistant turn's calls. */
+  toolCalls?: ToolCall[];
+  /** A tool turn: the call it answers. */
+  toolCallId?: string;
+}
+
+/** A function the model may call; `parameters` is its arguments' JSON Schema. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+/** OpenAI's tool_choice: none, auto, required, or one function by name. */
+export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
+export interface ToolUse {
+  definitions: ToolDefinition[];
+  choice: ToolChoice;
+  /** Whether the model may make several calls in one turn (OpenAI's parallel_tool_calls, default true). */
+  parallel: boolean;
 }
 
 /** Sampling parameters, by their engine-neutral names; absent means the engine's default. */
@@ -77,6 +107,16 @@ export interface GenerationRequest {
   input: GenerationInput;
   sampling: SamplingParams;
   guided?: Guided;
+  /** Functions the model may call (chat only); an engine that cannot call tools refuses with `unsupported_parameter` on `tools`. */
+  tools?: ToolUse;
+  /** Per-token log probabilities, with `top` alternatives each (0: the chosen token's only). */
+  logprobs?: { top: number };
+  /**
+   * Engine-specific parameters passed verbatim to an upstream that takes them (vLLM's
+   * structured_outputs, min_tokens, ignore_eos, chat_template_kwargs, guided_grammar); an engine
+   * that cannot honour one refuses it with `unsupported_parameter`, naming it.
+   */
+  passthrough?: Record<string, unknown>;
   /** Aborted when the client goes away or the interface's timeout passes: the engine stops at once. */
   signal: AbortSignal;
   /**
@@ -87,7 +127,15 @@ export interface GenerationRequest {
   onAccepted?: () => void;
 }
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** One token's log probability (natural log), with its alternatives when asked for. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top: { token: string; logprob: number; bytes: number[] | null }[];
+}
 
 export interface Usage {
   promptTokens: number;
@@ -99,8 +147,27 @@ export interface Usage {
  * `extensions` carries engine facts a client may read, e.g. the OCR model's confidence.
  */
 export type GenerationEvent =
-  | { type: 'delta'; text: string }
+  | { type: 'delta'; text: string; logprobs?: TokenLogprob[] }
+  /**
+   * A piece of tool call `index` (OpenAI's streamed tool_calls delta): the first piece of a call
+   * carries its id and name, later ones more of its arguments' JSON text.
+   */
+  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments: string }
   | { type: 'done'; finishReason: FinishReason; usage: Usage; extensions?: Record<string, unknown> };
+
+export interface EmbeddingRequest {
+  model: string;
+  /** Texts, or token id arrays (OpenAI's input forms, one vector each). */
+  inputs: (string | number[])[];
+  /** Fewer dimensions than the model's, where the engine can give them. */
+  dimensions?: number;
+  signal: AbortSignal;
+}
+
+export interface EmbeddingResult {
+  vectors: number[][];
+  promptTokens: number;
+}
 
 /** `unavailable`: its engine cannot be reached now (an upstream down); requests for it are answered 503. */
 export type ModelStatus = 'ready' | 'loading' | 'failed' | 'unavailable';
@@ -114,6 +181,10 @@ export interface EngineModel {
   status: ModelStatus;
   /** Why a model failed (a malformed file, an engine crash), for the listing and the logs. */
   error?: string;
+  /** Whether the model embeds (`embed` serves it); absent means no. */
+  embeddings?: boolean;
+  /** Whether the model can call tools; absent means no. */
+  tools?: boolean;
 }
 
 export interface TokenizeResult {
@@ -133,6 +204,8 @@ export interface TextEngine {
   models(): Promise<EngineModel[]>;
   generate(request: GenerationRequest): AsyncIterable<GenerationEvent>;
   tokenize(model: string, input: GenerationInput): Promise<TokenizeResult>;
+  /** Embeddings, on engines that can embed (the models listed with `embeddings: true`). */
+  embed?(request: EmbeddingRequest): Promise<EmbeddingResult>;
   /** Parameters this engine cannot honour: the interface refuses them (never ignores them silently). */
   readonly unsupported: ReadonlySet<SamplingParam | GuidedParam>;
   health(): Promise<EngineHealth>;

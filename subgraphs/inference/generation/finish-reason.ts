@@ -4,6 +4,8 @@ import { registerEnumType } from '../../shared/type-graphql.js';
 export enum FinishReason {
   STOP = 'stop',
   LENGTH = 'length',
+  /** The model called tools (chat with tools only). */
+  TOOL_CALLS = 'tool_calls',
 }
 
 registerEnumType(FinishReason, { name: 'InferenceFinishReason' });

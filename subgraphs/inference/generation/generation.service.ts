@@ -54,7 +54,7 @@ export interface GenerationRun {
 /** The capability a generation needs: vision when a message carries an image. */
 export function capabilityOf(input: GenerationInput): Capability {
   if (input.kind === 'completion') return 'completion';
-  return input.messages.some((m) => typeof m.content !== 'string' && m.content.some((part) => part.type === 'image_url')) ? 'vision' : 'chat';
+  return input.messages.some((m) => Array.isArray(m.content) && m.content.some((part) => part.type === 'image_url')) ? 'vision' : 'chat';
 }
 
 /** Time limit expired: the engine was stopped, and the call answers 503 (the spec's table has no 504). */
@@ -232,7 +232,7 @@ export class GenerationService {
 function firstImageUrl(input: GenerationInput): string | undefined {
   if (input.kind !== 'chat') return undefined;
   for (const [i, message] of input.messages.entries()) {
-    if (typeof message.content === 'string') continue;
+    if (!Array.isArray(message.content)) continue;
     for (const [j, part] of message.content.entries()) {
       if (part.type === 'image_url' && !/^data:/i.test(part.image_url.url)) return `messages[${i}].content[${j}].image_url.url`;
     }

@@ -78,7 +78,7 @@ export class GraphqlGeneration {
           run.finish({ status: 200, usage: event.usage });
           return Object.assign(new Completion(), { text, finishReason: event.finishReason as FinishReason, usage: TokenUsage.of(event.usage), model: run.model, provider: run.provider });
         }
-        text += event.text;
+        if (event.type === 'delta') text += event.text;
         event = await nextEvent(run);
       }
     } catch (error) {
@@ -173,7 +173,7 @@ async function* chunks(run: GenerationRun, first: GenerationEvent, signal: Abort
         yield { chunk: Object.assign(new CompletionChunk(), { text: '', finishReason: event.finishReason as FinishReason, usage: TokenUsage.of(event.usage) }) };
         return;
       }
-      if (event.text) yield { chunk: Object.assign(new CompletionChunk(), { text: event.text, finishReason: null, usage: null }) };
+      if (event.type === 'delta' && event.text) yield { chunk: Object.assign(new CompletionChunk(), { text: event.text, finishReason: null, usage: null }) };
       event = await nextEvent(run);
     }
   } catch (error) {

@@ -131,7 +131,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
             res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions));
             return;
           }
-          text += event.text;
+          if (event.type === 'delta') text += event.text;
           const next = await run.events.next();
           if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
           event = next.value;
@@ -157,7 +157,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           run.finish({ status: 200, usage });
           return;
         }
-        if (event.text) send(chunk(kind, completion, { text: event.text }, includeUsage));
+        if (event.type === 'delta' && event.text) send(chunk(kind, completion, { text: event.text }, includeUsage));
         const next = await run.events.next();
         if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
         event = next.value;

@@ -228,5 +228,5 @@ export function inputOf(body: ChatBody | CompletionBody): GenerationInput {
 
 /** Every image URL of a chat's messages, for the interface's image-input rules. */
 export function imageUrlsOf(messages: readonly ChatMessage[]): string[] {
-  return messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []))));
+  return messages.flatMap((m) => (!Array.isArray(m.content) ? [] : m.content.flatMap((part) => (part.type === 'image_url' ? [part.image_url.url] : []))));
 }

@@ -89,7 +89,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       try {
         let event = first;
         while (event.type !== 'done') {
-          text += event.text;
+          if (event.type === 'delta') text += event.text;
           event = await next();
         }
         run.finish({ status: 200, usage: event.usage });
@@ -107,7 +107,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
     try {
       let event = first;
       while (event.type !== 'done') {
-        if (event.text) {
+        if (event.type === 'delta' && event.text) {
           text += event.text;
           send('response.output_text.delta', { ...draft.at, delta: event.text, logprobs: [] });
         }

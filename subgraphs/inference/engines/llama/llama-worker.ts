@@ -57,6 +57,7 @@ async function load(options: WorkerLoadOptions): Promise<void> {
 }
 
 function text(message: ChatMessage): string {
+  if (message.content === null) return '';
   if (typeof message.content === 'string') return message.content;
   if (message.content.some((part) => part.type !== 'text')) throw refusal('invalid_request', 'This model takes text only; the message has an image part', 'messages');
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');

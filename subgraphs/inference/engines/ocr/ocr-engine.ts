@@ -269,7 +269,7 @@ function imageParts(input: GenerationInput): { url: string; param: string }[] {
     if (m.role === 'user') last = i;
   });
   const content = last >= 0 ? messages[last].content : '';
-  const parts = typeof content === 'string' ? [] : content.flatMap((part, p) => (part.type === 'image_url' ? [{ url: part.image_url.url, param: `messages[${last}].content[${p}].image_url.url` }] : []));
+  const parts = !Array.isArray(content) ? [] : content.flatMap((part, p) => (part.type === 'image_url' ? [{ url: part.image_url.url, param: `messages[${last}].content[${p}].image_url.url` }] : []));
   if (!parts.length) {
     throw new EngineError('invalid_request', `${OCR_MODEL_ID} is an OCR model: the last user message must carry at least one image to read; it cannot chat`, 'messages');
   }

@@ -203,7 +203,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
       if (!listed) throw new EngineError('model_not_found', `No model "${model}" on the upstream engine`, 'model');
       let content: string;
       if (input.kind === 'chat') {
-        if (input.messages.some((message) => typeof message.content !== 'string' && message.content.some((part) => part.type !== 'text')))
+        if (input.messages.some((message) => Array.isArray(message.content) && message.content.some((part) => part.type !== 'text')))
           throw new EngineError('invalid_request', 'Token counts of images are not available on this upstream (llama.cpp)', 'messages');
         // The server's own chat template renders the prompt that generation would see.
         const rendered = await this.json('POST', '/apply-template', { messages: input.messages }, model);
@@ -228,7 +228,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
    * network, where the platform's guard does not reach. Refusals name the content part.
    */
   private async inlineImages(input: GenerationInput, signal: AbortSignal): Promise<GenerationInput> {
-    if (input.kind !== 'chat' || !input.messages.some((message) => typeof message.content !== 'string' && message.content.some((part) => part.type === 'image_url'))) return input;
+    if (input.kind !== 'chat' || !input.messages.some((message) => Array.isArray(message.content) && message.content.some((part) => part.type === 'image_url'))) return input;
     const limits = {
       maxBytes: this.options.maxImageBytes ?? IMAGE_INPUT_DEFAULTS.maxImageBytes,
       fetchTimeoutMs: this.options.imageFetchTimeoutMs ?? IMAGE_INPUT_DEFAULTS.imageFetchTimeoutMs,
@@ -237,7 +237,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     };
     const messages: ChatMessage[] = [];
     for (const [i, message] of input.messages.entries()) {
-      if (typeof message.content === 'string') {
+      if (!Array.isArray(message.content)) {
         messages.push(message);
         continue;
       }

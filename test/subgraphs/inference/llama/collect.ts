@@ -16,7 +16,7 @@ export async function collect(events: AsyncIterable<GenerationEvent>): Promise<C
     if (event.type === 'delta') {
       text += event.text;
       deltas++;
-    } else return { text, deltas, finishReason: event.finishReason, usage: event.usage, extensions: event.extensions };
+    } else if (event.type === 'done') return { text, deltas, finishReason: event.finishReason, usage: event.usage, extensions: event.extensions };
   }
   throw new Error('The generation ended without a done event');
 }

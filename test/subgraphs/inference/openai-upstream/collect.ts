@@ -15,7 +15,7 @@ export async function collect(engine: TextEngine, request: Omit<GenerationReques
   for await (const event of engine.generate({ signal: new AbortController().signal, ...request })) {
     if (done) throw new Error('an event after done');
     if (event.type === 'delta') deltas.push(event.text);
-    else done = event;
+    else if (event.type === 'done') done = event;
   }
   if (!done) throw new Error('the generation ended without done');
   return { text: deltas.join(''), deltas, finishReason: done.finishReason, usage: done.usage };

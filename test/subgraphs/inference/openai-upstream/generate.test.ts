@@ -31,7 +31,7 @@ describe.each(['vllm', 'llama.cpp'] as const)('generation against %s', (flavour)
     for await (const event of engine.generate({ model: 'loop-model', input: { kind: 'chat', messages }, sampling: {}, signal: new AbortController().signal })) {
       events.push(event.type);
       if (event.type === 'delta') deltas.push(event.text);
-      else {
+      else if (event.type === 'done') {
         expect(event.finishReason).toBe('stop');
         expect(event.usage).toEqual({ promptTokens: server.lastUsage!.prompt_tokens, completionTokens: server.lastUsage!.completion_tokens });
       }
