@@ -21,6 +21,7 @@ export interface OrmOptions {
  * (no file globbing, so the same list runs under tsx, vitest and a bundled build).
  */
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  const traced = options.logger?.isLevelEnabled('trace') ? options.logger : undefined;
   const orm = await MikroORM.init({
     clientUrl: options.clientUrl,
     schema: options.schema,
@@ -45,7 +46,10 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     },
     ...(options.onQuery
       ? { debug: ['query' as const], logger: (message: string) => options.onQuery!(message) }
-      : { debug: options.logger?.isLevelEnabled('trace') ?? false }),
+      : traced
+        ? // Statements only ('query' without 'query-params'): their values are tokens and hashes.
+          { debug: ['query' as const], colors: false, logger: (message: string) => traced.trace(message) }
+        : { debug: false }),
   });
   return orm;
 }
