@@ -84,6 +84,12 @@ export async function initialiseCluster(options: { dir: string; superuser: strin
 
 const READY_LINE = 'database system is ready to accept connections';
 
+// A supervisor killed with SIGKILL runs no handler: on Linux the server gets SIGINT (a fast
+// shutdown) when its parent dies (PR_SET_PDEATHSIG, set by util-linux's setpriv before it execs
+// postgres), instead of holding the port and the data directory for the next start.
+const SETPRIV = '/usr/bin/setpriv';
+const BOUND_TO_PARENT = process.platform === 'linux' && existsSync(SETPRIV);
+
 /**
  * The server of `dir` on 127.0.0.1:`port` as a supervised process: ready when it says it accepts
  * connections, stopped with SIGINT (fast shutdown: sessions ended, a checkpoint written), and
@@ -105,13 +111,12 @@ export function supervisedPostgres(options: { postgres: string; dir: string; por
     // writes a checkpoint: either may take a while on a large database.
     readyTimeoutMs: 600_000,
     stopTimeoutMs: 60_000,
-    spawn: () =>
-      spawn(
-        options.postgres,
-        // Messages in English whatever the cluster's locale: readiness is read from them.
-        ['-D', options.dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'],
-        { ...options.runAs, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] },
-      ),
+    spawn: () => {
+      // Messages in English whatever the cluster's locale: readiness is read from them.
+      const args = ['-D', options.dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
+      const [command, argv] = BOUND_TO_PARENT ? [SETPRIV, ['--pdeathsig', 'SIGINT', '--', options.postgres, ...args]] : [options.postgres, args];
+      return spawn(command, argv, { ...options.runAs, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    },
     ready: (child: ChildProcess) =>
       new Promise((resolve) => {
         const lines: string[] = [];
