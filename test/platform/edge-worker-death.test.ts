@@ -1,17 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../identity/identity.service.js';
-import { openIdentityStore } from '../../identity/index.js';
-import { createTestDatabase } from '../support/database.js';
-import { freePort } from '../support/free-port.js';
-import { spawnService, type ServiceProcess } from '../support/service-process.js';
-import { alive, logLinesOf, startedPidsOf } from '../support/supervised-output.js';
-import { TEST_SECRET } from '../support/subgraph-harness.js';
+import { alive } from '../support/supervised-output.js';
+import { startSupervisedPlatform, type SupervisedPlatform } from '../support/supervised-platform.js';
 
 /**
  * An edge worker that dies, in `npm start`'s topology (the supervisor, two edge workers on one
@@ -21,30 +12,18 @@ import { TEST_SECRET } from '../support/subgraph-harness.js';
  * killed, so that connections do reach it while it can no longer take them: what a worker busy
  * at its death sees.
  */
-let dataDir: string;
-let database: { url: string; drop(): Promise<void> };
-let identityOrm: MikroORM | undefined;
-let platform: ServiceProcess | undefined;
+let platform: SupervisedPlatform;
 let port: number;
 let key: string;
 
-const logLines = () => logLinesOf(platform!.output());
-const startedPids = (service: string): number[] => startedPidsOf(platform!.output()).get(service) ?? [];
+const logLines = () => platform.logLines();
+const startedPids = (service: string): number[] => platform.startedPids().get(service) ?? [];
+const waitFor = (predicate: () => boolean, what: string) => platform.waitFor(predicate, what);
 
 /** The process's state letter in /proc (T: stopped by a signal). */
 function processState(pid: number): string {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-}
-
-/** Waits for `predicate`, checked every 100 ms; the bound only keeps a broken platform from hanging the test. */
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (platform?.child.exitCode !== null) throw new Error(`the platform exited while waiting for ${what}:\n${platform?.output()}`);
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${platform?.output().slice(-4000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 interface Outcome {
@@ -66,45 +45,11 @@ function get(agent: http.Agent | false, requests: http.ClientRequest[] = []): Pr
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-death-'));
-  database = await createTestDatabase();
-  port = await freePort();
-  const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  platform = spawnService(
-    'node',
-    ['platform/supervisor/launch.mjs'],
-    {
-      ...inherited,
-      NODE_ENV: 'development',
-      // The supervisor logs each process it starts (childPid), which the test follows.
-      LOG_LEVEL: 'info',
-      DATA_DIR: dataDir,
-      DATABASE_URL: database.url,
-      INTERNAL_SECRET: TEST_SECRET,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      EDGE_WORKERS: '2',
-      MEMBERSHIP_PORT: String(await freePort()),
-      MARKETPLACE_PORT: String(await freePort()),
-      INFERENCE_PORT: String(await freePort()),
-      TRACEROUTE_PORT: String(await freePort()),
-    },
-    { detached: true },
-  );
-  await waitFor(() => platform!.output().includes('Platform is up.'), 'the platform to start', 280_000);
-  identityOrm = await openIdentityStore(database.url);
-  key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'worker-death', kind: 'live' })).secret;
+  platform = await startSupervisedPlatform({ name: 'worker-death' });
+  ({ port, key } = platform);
 }, 300_000);
 
-afterAll(async () => {
-  if (platform && platform.child.exitCode === null) {
-    process.kill(-platform.child.pid!, 'SIGINT');
-    await platform.exited;
-  }
-  await identityOrm?.close(true);
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => platform?.close('SIGINT'), 60_000);
 
 describe('an edge worker that dies', () => {
   it('fails the requests it held at once and serves the rest; none waits for the client to give up', async () => {

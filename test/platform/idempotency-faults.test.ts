@@ -2,17 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultPoint } from '../../core/fault-points.js';
-import { IdentityService } from '../../identity/identity.service.js';
-import { openIdentityStore } from '../../identity/index.js';
-import { createTestDatabase } from '../support/database.js';
-import { freePort } from '../support/free-port.js';
-import { spawnService, type ServiceProcess } from '../support/service-process.js';
-import { alive, startedPidsOf } from '../support/supervised-output.js';
-import { TEST_SECRET } from '../support/subgraph-harness.js';
+import { alive } from '../support/supervised-output.js';
+import { startSupervisedPlatform, type SupervisedPlatform } from '../support/supervised-platform.js';
 
 /**
  * Idempotent writes under process kills, in `npm start`'s topology (the supervisor, one process
@@ -21,12 +15,9 @@ import { TEST_SECRET } from '../support/subgraph-harness.js';
  * and after the commit, by the fault points of core/fault-points.ts). After every fault each
  * acknowledged write exists exactly once, and a retry with the same key replays it.
  */
-let dataDir: string;
 let faultDir: string;
-let database: { url: string; drop(): Promise<void> };
-let identityOrm: MikroORM | undefined;
 let sql: pg.Client;
-let platform: ServiceProcess | undefined;
+let platform: SupervisedPlatform | undefined;
 let port: number;
 let key: string;
 let memberId: string;
@@ -93,7 +84,7 @@ async function retryUntilAnswered(description: string, idempotencyKey: string): 
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`no answer for ${idempotencyKey}:\n${platform?.output().slice(-4000)}`);
+  throw new Error(`no answer for ${idempotencyKey}:\n${platform?.process.output().slice(-4000)}`);
 }
 
 async function invoicesDescribed(description: string): Promise<{ id: string }[]> {
@@ -101,44 +92,15 @@ async function invoicesDescribed(description: string): Promise<{ id: string }[]>
   return rows;
 }
 
-const startedPids = () => startedPidsOf(platform!.output());
+const startedPids = () => platform!.startedPids();
 
 const arm = (point: FaultPoint) => writeFile(path.join(faultDir, point), '');
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'idempotency-faults-'));
   faultDir = await mkdtemp(path.join(os.tmpdir(), 'fault-points-'));
-  database = await createTestDatabase();
-  port = await freePort();
-  const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  platform = spawnService(
-    'node',
-    ['platform/supervisor/launch.mjs'],
-    {
-      ...inherited,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DATA_DIR: dataDir,
-      DATABASE_URL: database.url,
-      INTERNAL_SECRET: TEST_SECRET,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      EDGE_WORKERS: '2',
-      FAULT_POINTS_DIR: faultDir,
-      MEMBERSHIP_PORT: String(await freePort()),
-      MARKETPLACE_PORT: String(await freePort()),
-      INFERENCE_PORT: String(await freePort()),
-      TRACEROUTE_PORT: String(await freePort()),
-    },
-    { detached: true },
-  );
-  for (let waited = 0; !platform.output().includes('Platform is up.'); waited++) {
-    if (platform.child.exitCode !== null || waited > 2800) throw new Error(`the platform did not start:\n${platform.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  identityOrm = await openIdentityStore(database.url);
-  key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'faults', kind: 'live' })).secret;
-  sql = new pg.Client({ connectionString: database.url });
+  platform = await startSupervisedPlatform({ name: 'idempotency-faults', env: { FAULT_POINTS_DIR: faultDir } });
+  ({ port, key } = platform);
+  sql = new pg.Client({ connectionString: platform.databaseUrl });
   await sql.connect();
   const member = await post('/members', { name: 'Grace Hopper', email: 'grace@example.org' });
   expect(member.status).toBe(201);
@@ -146,14 +108,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (platform && platform.child.exitCode === null) {
-    process.kill(-platform.child.pid!, 'SIGINT');
-    await platform.exited;
-  }
   await sql?.end();
-  await identityOrm?.close(true);
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+  await platform?.close('SIGINT');
   await rm(faultDir, { recursive: true, force: true });
 }, 60_000);
 

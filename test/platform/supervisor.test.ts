@@ -1,16 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../../identity/identity.service.js';
-import { openIdentityStore } from '../../identity/index.js';
-import { createTestDatabase } from '../support/database.js';
-import { freePort } from '../support/free-port.js';
-import { spawnService, type ServiceProcess } from '../support/service-process.js';
-import { alive, logLinesOf, startedPidsOf } from '../support/supervised-output.js';
-import { TEST_SECRET } from '../support/subgraph-harness.js';
+import { alive } from '../support/supervised-output.js';
+import { startSupervisedPlatform, type SupervisedPlatform } from '../support/supervised-platform.js';
 
 /**
  * `npm start`'s topology, run as npm start runs it (platform/supervisor/launch.mjs: build dist/
@@ -18,24 +9,12 @@ import { TEST_SECRET } from '../support/subgraph-harness.js';
  * subgraph's process is SIGKILLed; the edge answers around it and /health names it until the
  * supervisor has restarted it; Ctrl-C then stops every process.
  */
-let dataDir: string;
-let database: { url: string; drop(): Promise<void> };
-let identityOrm: MikroORM | undefined;
-let platform: ServiceProcess | undefined;
+let platform: SupervisedPlatform;
 let baseUrl: string;
 let key: string;
 
-const logLines = () => logLinesOf(platform!.output());
-const startedPids = () => startedPidsOf(platform!.output());
-
-async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (platform?.child.exitCode !== null) throw new Error(`the platform exited while waiting for ${what}:\n${platform?.output()}`);
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${platform?.output().slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const logLines = () => platform.logLines();
+const startedPids = () => platform.startedPids();
 
 const headers = () => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 async function graphql(query: string) {
@@ -69,49 +48,12 @@ function getOnNewConnection(url: string, headers: Record<string, string>): Promi
 const BOTH = '{ members(limit: 1) { data { id } } jobPosting(id: "00000000-0000-7000-8000-000000000000") { id } }';
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'supervisor-'));
-  database = await createTestDatabase();
-  const port = await freePort();
-  const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  platform = spawnService(
-    'node',
-    ['platform/supervisor/launch.mjs'],
-    {
-      ...inherited,
-      NODE_ENV: 'development',
-      // The supervisor logs each process it starts (childPid), which the test follows.
-      LOG_LEVEL: 'info',
-      DATA_DIR: dataDir,
-      DATABASE_URL: database.url,
-      INTERNAL_SECRET: TEST_SECRET,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      EDGE_WORKERS: '2',
-      RATE_LIMIT_LIVE_PER_MINUTE: String(LIVE_LIMIT),
-      MEMBERSHIP_PORT: String(await freePort()),
-      MARKETPLACE_PORT: String(await freePort()),
-      INFERENCE_PORT: String(await freePort()),
-      TRACEROUTE_PORT: String(await freePort()),
-    },
-    // Its own process group, so the test's SIGINT reaches it as a terminal's Ctrl-C would.
-    { detached: true },
-  );
-  await waitFor(() => platform!.output().includes('Platform is up.'), 'the platform to start', 280_000);
-  baseUrl = `http://127.0.0.1:${port}`;
-  identityOrm = await openIdentityStore(database.url);
-  key = (await new IdentityService(identityOrm.em.fork()).createKey({ account: 'supervised', kind: 'live' })).secret;
+  platform = await startSupervisedPlatform({ name: 'supervised', env: { RATE_LIMIT_LIVE_PER_MINUTE: String(LIVE_LIMIT) } });
+  ({ baseUrl, key } = platform);
 }, 300_000);
 
-afterAll(async () => {
-  // A failed test must not leave processes behind.
-  if (platform && platform.child.exitCode === null) {
-    process.kill(-platform.child.pid!, 'SIGKILL');
-    for (const pids of startedPids().values()) for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-  }
-  await identityOrm?.close(true);
-  await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+// A failed test must not leave processes behind.
+afterAll(() => platform?.close('SIGKILL'));
 
 describe('npm start: one supervised process per service', () => {
   it('runs each subgraph and the edge workers in processes of their own', async () => {
@@ -121,7 +63,7 @@ describe('npm start: one supervised process per service', () => {
       expect(alive(pids.get(name)![0]), name).toBe(true);
     }
     expect(new Set([...pids.values()].flat()).size).toBe(7);
-    expect(platform!.output()).toContain('the edge with 2 workers (EDGE_WORKERS)');
+    expect(platform.process.output()).toContain('the edge with 2 workers (EDGE_WORKERS)');
     expect((await health()).status).toBe(200);
     const { body } = await graphql(BOTH);
     expect(body.errors).toBeUndefined();
@@ -129,7 +71,7 @@ describe('npm start: one supervised process per service', () => {
   });
 
   it('holds one rate limit across the edge workers: their counters are shared', async () => {
-    const secret = (await new IdentityService(identityOrm!.em.fork()).createKey({ account: 'limited', kind: 'live' })).secret;
+    const secret = await platform.createKey('limited');
     const answers = [];
     for (let i = 0; i < LIVE_LIMIT + 10; i++) answers.push(await getOnNewConnection(`${baseUrl}/api/v1/members?limit=7`, { authorization: `Bearer ${secret}` }));
     // Both workers served some of them (each logs its requests under its own pid).
@@ -157,7 +99,7 @@ describe('npm start: one supervised process per service', () => {
     const before = startedPids();
     const marketplacePid = before.get('marketplace')![0];
     process.kill(marketplacePid, 'SIGKILL');
-    await waitFor(() => !alive(marketplacePid), 'the marketplace process to die', 10_000);
+    await platform.waitFor(() => !alive(marketplacePid), 'the marketplace process to die', 10_000);
 
     // Before the restart (its first backoff is 500 ms, its start takes seconds): partial data.
     const { status, body } = await graphql(BOTH);
@@ -175,8 +117,8 @@ describe('npm start: one supervised process per service', () => {
     expect(down.checks.membership).toBe('ok');
 
     // The supervisor saw the kill, logged it with its signal, and starts it again.
-    await waitFor(() => logLines().some((line) => line.service === 'marketplace' && line.signal === 'SIGKILL'), 'the exit to be logged', 10_000);
-    await waitFor(async () => (await health()).status === 200, 'the marketplace to be back', 180_000);
+    await platform.waitFor(() => logLines().some((line) => line.service === 'marketplace' && line.signal === 'SIGKILL'), 'the exit to be logged', 10_000);
+    await platform.waitFor(async () => (await health()).status === 200, 'the marketplace to be back', 180_000);
     const after = startedPids();
     expect(after.get('marketplace')).toHaveLength(2);
     expect(alive(after.get('marketplace')![1])).toBe(true);
@@ -193,8 +135,8 @@ describe('npm start: one supervised process per service', () => {
 
   it('stops every process on Ctrl-C and exits 0', async () => {
     const pids = [...startedPids().values()].flat();
-    process.kill(-platform!.child.pid!, 'SIGINT');
-    expect(await platform!.exited).toBe(0);
+    process.kill(-platform.process.child.pid!, 'SIGINT');
+    expect(await platform.process.exited).toBe(0);
     // Every child was stopped and reaped before the supervisor exited.
     expect(pids.filter(alive)).toEqual([]);
     await expect(fetch(`${baseUrl}/health`)).rejects.toThrow();
