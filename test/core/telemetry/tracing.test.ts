@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushTraces } from '../../../core/telemetry/tracing.js';
+import { inferenceConfigFrom } from '../../../subgraphs/inference/config/load-inference-config.js';
+import { LoopbackOpenAiServer } from '../../support/loopback-openai-server.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform-harness.js';
 
 /** A span as OTLP/JSON carries it, with the instrumentation scope (the service) it came from. */
@@ -48,16 +50,23 @@ class OtlpReceiver extends EventEmitter {
 
 let receiver: OtlpReceiver;
 let platform: TestPlatform;
+let vllm: LoopbackOpenAiServer;
+const UPSTREAM_MODEL = 'traced-model';
 
 beforeAll(async () => {
   receiver = new OtlpReceiver();
   const tracesUrl = await receiver.listen();
-  platform = await startTestPlatform({ tracing: { tracesUrl } });
+  vllm = await LoopbackOpenAiServer.start('vllm', [{ id: UPSTREAM_MODEL, contextLength: 4096 }]);
+  const provider = { id: 'provider_a', name: 'A', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm' }] };
+  const only = { providers: ['provider_a'] };
+  const inference = inferenceConfigFrom({ providers: [provider], interfaces: { serviceT: only, serviceI: only, proxy: only, gateway: { ...only, defaultProvider: 'provider_a' } } }, null);
+  platform = await startTestPlatform({ tracing: { tracesUrl }, inference });
 }, 120_000);
 
 afterAll(async () => {
   await platform?.close();
   await receiver?.close();
+  await vllm?.close();
 });
 
 /** The spans of `traceId` once `done` holds of them; waits on the receiver's batches, flushing first. */
@@ -119,5 +128,26 @@ describe('OpenTelemetry traces over OTLP', () => {
     // The root field's resolver, lightly: a span under the request that ran it.
     expect(spans.some((span) => span.scope === 'membership' && span.name === 'resolve Query.members' && span.parentSpanId === membershipServer.spanId)).toBe(true);
     expect(receiver.contentTypes).toEqual(new Set(['application/json']));
+  });
+  it("an inference request's call to its upstream is a CLIENT span under the edge's request, and the upstream gets its traceparent", async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const response = await platform.request('/inference/gateway/v1/chat/completions', {
+      method: 'POST',
+      headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      json: { model: UPSTREAM_MODEL, messages: [{ role: 'user', content: 'Hello' }] },
+    });
+    expect(response.status).toBe(200);
+
+    const upstreamSpan = (spans: ReceivedSpan[]) => spans.find((span) => span.scope === 'inference' && span.kind === CLIENT && span.name === 'inference upstream POST /v1/chat/completions');
+    const spans = await spansOf(traceId, (all) => upstreamSpan(all) !== undefined && all.some((span) => span.scope === 'gateway' && span.kind === SERVER));
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const upstream = upstreamSpan(spans)!;
+    const chain: ReceivedSpan[] = [];
+    for (let parent = upstream.parentSpanId && byId.get(upstream.parentSpanId); parent; parent = parent.parentSpanId && byId.get(parent.parentSpanId)) chain.push(parent);
+    expect(chain.some((span) => span.scope === 'gateway' && span.kind === SERVER)).toBe(true);
+    expect(upstream.attributes).toEqual(expect.arrayContaining([{ key: 'gen_ai.request.model', value: { stringValue: UPSTREAM_MODEL } }, { key: 'inference.flavour', value: { stringValue: 'vllm' } }]));
+    // vLLM continues the trace from the request's traceparent (its --otlp-traces-endpoint): the call span is its parent.
+    const sent = vllm.requests.find((request) => request.path === '/v1/chat/completions');
+    expect(sent?.headers.traceparent).toBe(`00-${traceId}-${upstream.spanId}-01`);
   });
 });

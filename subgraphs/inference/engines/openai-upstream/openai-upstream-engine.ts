@@ -20,7 +20,7 @@ import { IMAGE_INPUT_DEFAULTS, inlineImageUrl } from '../../image-input/image-in
 import { readSseEvents } from './sse-events.js';
 import { engineErrorFor, engineErrorForConnection, isErrorPayload, readFailure } from './upstream-errors.js';
 import { guidedBody, samplingBody, unsupportedFor, type UpstreamFlavour } from './upstream-flavour.js';
-import { inSpan, SpanKind, tracerOf } from '../../../../core/telemetry/tracing.js';
+import { injectTraceHeaders, inSpan, SpanKind, tracerOf } from '../../../../core/telemetry/tracing.js';
 
 const upstreamTracer = tracerOf('inference');
 
@@ -364,6 +364,8 @@ export class OpenAiUpstreamEngine implements TextEngine {
     const headers: Record<string, string> = { accept: body === undefined ? 'application/json' : 'text/event-stream, application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    // The call span's traceparent: vLLM continues the trace (--otlp-traces-endpoint). Nothing when tracing is off.
+    injectTraceHeaders(headers);
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool.request({
