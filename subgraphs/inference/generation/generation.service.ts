@@ -1,5 +1,5 @@
 import type { Capability } from '../config/inference-config.schema.js';
-import { EngineError, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type Usage } from '../engine/text-engine.js';
+import { EngineError, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type ToolUse, type Usage } from '../engine/text-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ProviderTarget } from '../provider-registry/provider-registry.js';
 import { ImageInputRefused, type UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -20,6 +20,8 @@ export interface GenerateCall {
   input: GenerationInput;
   sampling: SamplingParams;
   guided?: Guided;
+  /** Functions the model may call; only models whose engine can call tools serve such a call. */
+  tools?: ToolUse;
   streamed: boolean;
   /** The client's: aborted when it goes away. The generation timeout is added here. */
   signal: AbortSignal;
@@ -121,8 +123,8 @@ export class GenerationService {
         capability: capabilityOf(call.input),
       });
       const events = this.runtime.registry.generate(
-        withImagePolicy(resolution.targets, call.input, call.urlImages),
-        { input: call.input, sampling: call.sampling, guided: call.guided, signal, onAccepted: accept },
+        withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages),
+        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), signal, onAccepted: accept },
         undefined,
         attempts.hooks,
       );
@@ -248,4 +250,12 @@ function withImagePolicy(targets: ProviderTarget[], input: GenerationInput, poli
   const taking = targets.filter((target) => target.model.model.urlImageInput);
   if (taking.length === 0) throw new ImageInputRefused(`Model "${targets[0]?.model.id}" takes images as base64 data URIs only, not as URLs`, param);
   return taking;
+}
+
+/** The targets whose model can call tools when the call has tools: a model that cannot says so, never answers as if there were none. */
+function withTools(targets: ProviderTarget[], call: GenerateCall): ProviderTarget[] {
+  if (!call.tools) return targets;
+  const able = targets.filter((target) => target.model.model.tools === true);
+  if (able.length === 0) throw new EngineError('unsupported_parameter', `Model '${call.model}' cannot call tools: leave out tools, or give tool_choice "none"`, 'tools');
+  return able;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage, ContentPart, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
+import type { ChatMessage, ContentPart, GenerationInput, Guided, SamplingParams, ToolUse } from '../engine/text-engine.js';
 import { IMAGE_URL_SCHEMES_MESSAGE, isHttpOrDataUrl } from '../image-input/image-input.js';
 import { WireError } from '../protocol/wire-error.js';
 
@@ -65,6 +65,9 @@ const functionTool = z.strictObject({
   parameters: nullish(z.record(z.string(), z.unknown())),
   strict: nullish(z.boolean()),
 });
+// The built-in tools (web_search, file_search, computer_use, mcp, ...) run on OpenAI's side: read here only to be refused by type.
+const builtInTool = z.looseObject({ type: z.string().refine((type) => type !== 'function') });
+const tool = z.union([functionTool, builtInTool]);
 
 const textFormat = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text') }),
@@ -95,7 +98,7 @@ export function responsesSchema(gateway: boolean): z.ZodType<ResponsesBody> {
       temperature: nullish(z.number().min(0).max(2)),
       top_p: nullish(z.number().min(0).max(1)),
       text: nullish(z.strictObject({ format: nullish(textFormat), verbosity: nullish(z.enum(['medium'])) })),
-      tools: nullish(z.array(functionTool).max(128)),
+      tools: nullish(z.array(tool).max(128)),
       tool_choice: nullish(toolChoice),
       parallel_tool_calls: nullish(z.boolean()),
       stream: nullish(z.boolean()),
@@ -113,6 +116,7 @@ export function responsesSchema(gateway: boolean): z.ZodType<ResponsesBody> {
 }
 
 type InputItem = z.infer<typeof inputItem>;
+type Tool = z.infer<typeof tool>;
 type FunctionTool = z.infer<typeof functionTool>;
 
 export interface ResponsesBody {
@@ -124,7 +128,7 @@ export interface ResponsesBody {
   temperature?: number | null;
   top_p?: number | null;
   text?: { format?: z.infer<typeof textFormat> | null; verbosity?: 'medium' | null } | null;
-  tools?: FunctionTool[] | null;
+  tools?: Tool[] | null;
   tool_choice?: z.infer<typeof toolChoice> | null;
   parallel_tool_calls?: boolean | null;
   stream?: boolean | null;
@@ -141,14 +145,15 @@ export interface ResponsesCall {
   input: GenerationInput;
   sampling: SamplingParams;
   guided?: Guided;
+  /** The functions the model may call; absent with none or tool_choice "none". */
+  tools?: ToolUse;
   /** A parameter named in chat's terms (`messages[1].content[0].image_url.url`) as the body has it (`input[0].content[0].image_url`). */
   paramOf(param: string | null): string | null;
 }
 
 /**
- * Reads a validated body into a generation, or refuses what it cannot serve. Function tools are
- * refused here until generation can call them; `tool_choice: none` with tools asks for text only,
- * which every model gives.
+ * Reads a validated body into a generation, or refuses what it cannot serve. `tool_choice: none`
+ * with tools asks for text only, which every model gives, so the tools are not sent on.
  */
 export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): ResponsesCall {
   if (body.previous_response_id != null) {
@@ -160,13 +165,33 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     );
   }
   if (body.stream_options != null && body.stream !== true) throw new WireError(400, 'invalid_value', 'stream_options is only allowed when stream is true', 'stream_options');
-  const tools = body.tools ?? [];
-  const textOnly = body.tool_choice === 'none';
-  if (tools.length > 0 && !textOnly) throw toolsRefused('tools');
-  if (body.tool_choice != null && body.tool_choice !== 'none' && body.tool_choice !== 'auto') throw toolsRefused('tool_choice');
-  if (typeof body.tool_choice === 'object' && body.tool_choice !== null && !tools.some((t) => t.name === (body.tool_choice as { name: string }).name)) {
+  const tools = (body.tools ?? []).map((t, i): FunctionTool => {
+    if (t.type === 'function') return t as FunctionTool;
+    throw new WireError(400, 'unsupported_parameter', `tools of type "${t.type}" are not served here: only function tools, which the client runs`, `tools[${i}].type`);
+  });
+  const choice = body.tool_choice ?? 'auto';
+  if (typeof choice === 'object' && !tools.some((t) => t.name === choice.name)) {
     throw new WireError(badValue, 'invalid_value', `tool_choice names a function that is not among the tools`, 'tool_choice.name');
   }
+  if (choice === 'required' && tools.length === 0) throw new WireError(badValue, 'invalid_value', 'tool_choice "required" needs at least one tool', 'tool_choice');
+  const names = new Set<string>();
+  tools.forEach((t, i) => {
+    if (names.has(t.name)) throw new WireError(badValue, 'invalid_value', `Two tools are named '${t.name}'`, `tools[${i}].name`);
+    names.add(t.name);
+  });
+  const toolUse: ToolUse | undefined =
+    tools.length > 0 && choice !== 'none'
+      ? {
+          definitions: tools.map((t) => ({
+            name: t.name,
+            ...(t.description != null ? { description: t.description } : {}),
+            ...(t.parameters != null ? { parameters: t.parameters } : {}),
+            ...(t.strict != null ? { strict: t.strict } : {}),
+          })),
+          choice: typeof choice === 'object' ? { name: choice.name } : choice,
+          parallel: body.parallel_tool_calls ?? true,
+        }
+      : undefined;
 
   const messages: ChatMessage[] = [];
   // Where each message came from in the body, to name a parameter as the client sent it.
@@ -176,7 +201,21 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     sources.push('instructions');
   }
   body.input.forEach((item, i) => {
-    messages.push(messageOf(item, i));
+    if (item.type === 'function_call') {
+      // An answer's text and calls, or consecutive calls, are one assistant turn, as chat carries them.
+      const last = messages.at(-1);
+      const before = body.input[i - 1];
+      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+      if (last?.role === 'assistant' && before !== undefined && (before.type === 'function_call' || ('role' in before && before.role === 'assistant'))) {
+        (last.toolCalls ??= []).push(call);
+        return;
+      }
+      messages.push({ role: 'assistant', content: null, toolCalls: [call] });
+    } else if (item.type === 'function_call_output') {
+      messages.push({ role: 'tool', content: outputOf(item.output, i), toolCallId: item.call_id });
+    } else {
+      messages.push(messageOf(item, i));
+    }
     sources.push(`input[${i}]`);
   });
   const paramOf = (param: string | null) => {
@@ -194,7 +233,7 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
   const format = body.text?.format;
   const guided: Guided | undefined =
     format?.type === 'json_schema' ? { kind: 'json', schema: format.schema } : format?.type === 'json_object' ? { kind: 'json', schema: { type: 'object' } } : undefined;
-  return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}), paramOf };
+  return { input: { kind: 'chat', messages }, sampling, ...(guided ? { guided } : {}), ...(toolUse ? { tools: toolUse } : {}), paramOf };
 }
 
 /** Chat's names of what a Responses body sets otherwise, for refusals an engine words in chat's terms. */
@@ -204,12 +243,19 @@ const RESPONSES_NAMES: Record<string, string> = {
   response_format: 'text.format',
 };
 
-function toolsRefused(param: string): WireError {
-  return new WireError(400, 'tools_not_supported', 'Function calling is not served on this interface: no model here calls tools. Leave out tools, or give tool_choice "none"', param);
+/** A function_call_output's output: text, or input_text parts joined (a tool turn is text to the templates). */
+function outputOf(output: string | unknown[], index: number): string {
+  if (typeof output === 'string') return output;
+  return output
+    .map((part, j) => {
+      const p = part as { type?: unknown; text?: unknown };
+      if (p?.type === 'input_text' && typeof p.text === 'string') return p.text;
+      throw new WireError(400, 'unsupported_parameter', 'A function_call_output takes text: a string or input_text parts', `input[${index}].output[${j}]`);
+    })
+    .join('');
 }
 
-function messageOf(item: InputItem, index: number): ChatMessage {
-  if (item.type === 'function_call' || item.type === 'function_call_output') throw toolsRefused(`input[${index}]`);
+function messageOf(item: Extract<InputItem, { role: string }>, index: number): ChatMessage {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') return { role, content: item.content };
   const parts: ContentPart[] = item.content.map((part, j) => {

@@ -39,7 +39,30 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       res.flushHeaders();
       send('response.created', { response: draft.response('in_progress') });
       send('response.in_progress', { response: draft.response('in_progress') });
-      send('response.output_item.added', { output_index: 0, item: draft.message(null, 'in_progress') });
+      // With tools the answer may be calls alone, so its message begins with its first text.
+      if (!asked.tools) openMessage();
+    };
+    // Items stream one after another, as OpenAI's do: a new one closes the one before.
+    const closed = new Set<string>();
+    const closeOpen = (status: 'completed' | 'incomplete') => {
+      if (draft.messageOpen && !closed.has(draft.messageId)) {
+        closed.add(draft.messageId);
+        send('response.output_text.done', { ...draft.at, text, logprobs: [] });
+        send('response.content_part.done', { ...draft.at, part: { type: 'output_text', text, annotations: [], logprobs: [] } });
+        send('response.output_item.done', { output_index: draft.at.output_index, item: draft.message(text, status) });
+      }
+      for (const { item, outputIndex } of draft.callItems) {
+        if (closed.has(item.id)) continue;
+        closed.add(item.id);
+        send('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
+        send('response.output_item.done', { output_index: outputIndex, item: draft.functionCall(item, status) });
+      }
+    };
+    const openMessage = () => {
+      if (draft.messageOpen) return;
+      closeOpen('completed');
+      const outputIndex = draft.openMessage();
+      send('response.output_item.added', { output_index: outputIndex, item: draft.message(null, 'in_progress') });
       send('response.content_part.added', { ...draft.at, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     };
     const call: GenerateCall = {
@@ -90,6 +113,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
         let event = first;
         while (event.type !== 'done') {
           if (event.type === 'delta') text += event.text;
+          else draft.callPiece(event.index, event);
           event = await next();
         }
         run.finish({ status: 200, usage: event.usage });
@@ -108,16 +132,24 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       let event = first;
       while (event.type !== 'done') {
         if (event.type === 'delta' && event.text) {
+          openMessage();
           text += event.text;
           send('response.output_text.delta', { ...draft.at, delta: event.text, logprobs: [] });
+        } else if (event.type === 'tool_call') {
+          if (!draft.hasCall(event.index)) closeOpen('completed');
+          const { item, outputIndex, added } = draft.callPiece(event.index, event);
+          if (added) {
+            // The item is announced with empty arguments; they follow as deltas.
+            send('response.output_item.added', { output_index: outputIndex, item: draft.functionCall({ ...item, arguments: '' }, 'in_progress') });
+          }
+          if (event.arguments) send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: event.arguments });
         }
         event = await next();
       }
       usage = event.usage;
       const incomplete = event.finishReason === 'length';
-      send('response.output_text.done', { ...draft.at, text, logprobs: [] });
-      send('response.content_part.done', { ...draft.at, part: { type: 'output_text', text, annotations: [], logprobs: [] } });
-      send('response.output_item.done', { output_index: 0, item: draft.message(text, incomplete ? 'incomplete' : 'completed') });
+      if (draft.callItems.length === 0) openMessage();
+      closeOpen(incomplete ? 'incomplete' : 'completed');
       const status = incomplete ? 'incomplete' : 'completed';
       send(`response.${status}`, { response: draft.response(status, { text, finishReason: event.finishReason, usage }) });
       res.end();
