@@ -7,6 +7,7 @@ import { parseWire } from '../protocol/wire-body.js';
 import type { WireCall, WireRoute } from '../protocol/wire-route.js';
 import { badValueStatus, USAGE_INTERFACE, WIRE_INTERFACES, type WireInterface } from '../protocol/wire-interface.js';
 import { ResponseDraft } from './response-object.js';
+import { ResponseStream } from './response-stream.js';
 import { responsesCallOf, responsesSchema } from './responses-request.js';
 
 /**
@@ -28,7 +29,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
     };
     const stream = body.stream === true;
     const draft = new ResponseDraft(body);
-    const send = (type: string, fields: Record<string, unknown>) => res.write(draft.event(type, fields));
+    const events = new ResponseStream(draft, (chunk) => res.write(chunk), asked.tools !== undefined);
     // As chat's stream: headers and the opening events once a provider has the request.
     const open = () => {
       if (res.headersSent || wire.signal.aborted) return;
@@ -37,33 +38,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       res.setHeader('cache-control', 'no-cache');
       res.setHeader('x-accel-buffering', 'no');
       res.flushHeaders();
-      send('response.created', { response: draft.response('in_progress') });
-      send('response.in_progress', { response: draft.response('in_progress') });
-      // With tools the answer may be calls alone, so its message begins with its first text.
-      if (!asked.tools) openMessage();
-    };
-    // Items stream one after another, as OpenAI's do: a new one closes the one before.
-    const closed = new Set<string>();
-    const closeOpen = (status: 'completed' | 'incomplete') => {
-      if (draft.messageOpen && !closed.has(draft.messageId)) {
-        closed.add(draft.messageId);
-        send('response.output_text.done', { ...draft.at, text, logprobs: [] });
-        send('response.content_part.done', { ...draft.at, part: { type: 'output_text', text, annotations: [], logprobs: [] } });
-        send('response.output_item.done', { output_index: draft.at.output_index, item: draft.message(text, status) });
-      }
-      for (const { item, outputIndex } of draft.callItems) {
-        if (closed.has(item.id)) continue;
-        closed.add(item.id);
-        send('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
-        send('response.output_item.done', { output_index: outputIndex, item: draft.functionCall(item, status) });
-      }
-    };
-    const openMessage = () => {
-      if (draft.messageOpen) return;
-      closeOpen('completed');
-      const outputIndex = draft.openMessage();
-      send('response.output_item.added', { output_index: outputIndex, item: draft.message(null, 'in_progress') });
-      send('response.content_part.added', { ...draft.at, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+      events.open();
     };
     const call: GenerateCall = {
       interface: iface,
@@ -78,13 +53,12 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       outcomeOf: outcomeFor(iface),
       ...(stream ? { onAccepted: open } : {}),
     };
-    let text = '';
     let usage: Usage | null = null;
     const failMidStream = (error: unknown) => {
       const answered = answerOf(error);
       if (answered.status >= 500) logger.warn({ err: error }, 'response failed midway');
-      send('response.failed', { response: draft.response('failed', { error: answered, text, usage }) });
-      send('error', { code: answered.code, message: answered.message, param: answered.param });
+      events.send('response.failed', { response: draft.response('failed', { error: answered, text: events.answered, usage }) });
+      events.send('error', { code: answered.code, message: answered.message, param: answered.param });
       res.end();
       return answered;
     };
@@ -110,10 +84,16 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
 
     if (!stream) {
       try {
+        let text = '';
         let event = first;
         while (event.type !== 'done') {
-          if (event.type === 'delta') text += event.text;
-          else draft.callPiece(event.index, event);
+          if (event.type === 'delta') {
+            // The message sits before or after the calls as its text came.
+            if (event.text) draft.openMessage();
+            text += event.text;
+          } else {
+            draft.callPiece(event.index, event);
+          }
           event = await next();
         }
         run.finish({ status: 200, usage: event.usage });
@@ -131,27 +111,11 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
     try {
       let event = first;
       while (event.type !== 'done') {
-        if (event.type === 'delta' && event.text) {
-          openMessage();
-          text += event.text;
-          send('response.output_text.delta', { ...draft.at, delta: event.text, logprobs: [] });
-        } else if (event.type === 'tool_call') {
-          if (!draft.hasCall(event.index)) closeOpen('completed');
-          const { item, outputIndex, added } = draft.callPiece(event.index, event);
-          if (added) {
-            // The item is announced with empty arguments; they follow as deltas.
-            send('response.output_item.added', { output_index: outputIndex, item: draft.functionCall({ ...item, arguments: '' }, 'in_progress') });
-          }
-          if (event.arguments) send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: event.arguments });
-        }
+        events.piece(event);
         event = await next();
       }
       usage = event.usage;
-      const incomplete = event.finishReason === 'length';
-      if (draft.callItems.length === 0) openMessage();
-      closeOpen(incomplete ? 'incomplete' : 'completed');
-      const status = incomplete ? 'incomplete' : 'completed';
-      send(`response.${status}`, { response: draft.response(status, { text, finishReason: event.finishReason, usage }) });
+      events.end(event.finishReason, usage);
       res.end();
       run.finish({ status: 200, usage });
     } catch (error) {
