@@ -235,6 +235,14 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     // With tool_choice none the tools may not be called: text is the answer.
     const text = await client().responses.create({ model: MODEL, input: 'x', tools, tool_choice: 'none' });
     expect(text.output_text).toBe(REPLY);
+    // Nor does it take a conversation with a call and its result.
+    const calledBefore = [
+      { role: 'user' as const, content: 'Weather?' },
+      { type: 'function_call' as const, call_id: 'call_1', name: 'weather', arguments: '{}' },
+      { type: 'function_call_output' as const, call_id: 'call_1', output: '3 °C' },
+    ];
+    await expect(client().responses.create({ model: MODEL, input: calledBefore })).rejects.toMatchObject({ status: bad, param: 'input[1]', message: expect.stringContaining('cannot call tools') });
+    expect(vllm.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
   it('ends a stream the upstream breaks with response.failed, which the client throws as an APIError', async () => {

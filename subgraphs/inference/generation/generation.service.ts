@@ -252,10 +252,15 @@ function withImagePolicy(targets: ProviderTarget[], input: GenerationInput, poli
   return taking;
 }
 
-/** The targets whose model can call tools when the call has tools: a model that cannot says so, never answers as if there were none. */
+/**
+ * The targets whose model can call tools when the call has tools or a conversation with tool
+ * calls and tool turns: a model that cannot says so, never answers as if there were none.
+ */
 function withTools(targets: ProviderTarget[], call: GenerateCall): ProviderTarget[] {
-  if (!call.tools) return targets;
+  const turn = call.input.kind === 'chat' ? call.input.messages.findIndex((m) => m.role === 'tool' || (m.toolCalls?.length ?? 0) > 0) : -1;
+  if (!call.tools && turn < 0) return targets;
   const able = targets.filter((target) => target.model.model.tools === true);
-  if (able.length === 0) throw new EngineError('unsupported_parameter', `Model '${call.model}' cannot call tools: leave out tools, or give tool_choice "none"`, 'tools');
-  return able;
+  if (able.length > 0) return able;
+  const what = call.tools ? 'cannot call tools: leave out tools, or give tool_choice "none"' : 'cannot call tools, so it takes no tool calls or tool results in the conversation';
+  throw new EngineError('unsupported_parameter', `Model '${call.model}' ${what}`, call.tools ? 'tools' : `messages[${turn}]`);
 }
