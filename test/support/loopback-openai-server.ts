@@ -35,6 +35,11 @@ export interface LoopbackBehaviour {
   vllmErrorStyle: 'nested' | 'flat';
   /** A stream's headers go at once (as vLLM's do); its first chunk waits for this. */
   firstChunkGate?: Promise<void>;
+  /**
+   * When the request offers tools: the calls the model makes instead of replying, each one's
+   * arguments streamed in these pieces (one a token), as vLLM's tool-call parser streams them.
+   */
+  toolCalls?: { name: string; arguments: string[] }[];
 }
 
 export interface RecordedRequest {
@@ -142,6 +147,9 @@ export class LoopbackOpenAiServer {
       case 'POST /v1/chat/completions':
       case 'POST /v1/completions':
         return this.complete(res, request, route === 'POST /v1/chat/completions');
+      case 'POST /v1/embeddings':
+        if (this.flavour !== 'vllm') break;
+        return this.embeddings(res, request);
       case 'POST /tokenize':
         return this.tokenize(res, request);
       case 'POST /apply-template':
@@ -199,6 +207,8 @@ export class LoopbackOpenAiServer {
       pieces.push(piece);
       produced += piece;
     }
+    const calls = chat && Array.isArray(request.tools) && request.tool_choice !== 'none' ? (this.behaviour.toolCalls ?? []) : [];
+    if (calls.length) return this.callTools(res, request, calls, promptTokens);
     const usage = { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length };
     this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
     const id = chat ? 'chatcmpl-loop' : 'cmpl-loop';
@@ -261,6 +271,31 @@ export class LoopbackOpenAiServer {
     if (await write('data: [DONE]\n\n')) res.end();
   }
 
+  /** vLLM's answer with tool calls: content null, tool_calls with chatcmpl-tool- ids, finish_reason tool_calls; streamed as tool_calls deltas. */
+  private async callTools(res: http.ServerResponse, request: Record<string, unknown>, calls: { name: string; arguments: string[] }[], promptTokens: number): Promise<void> {
+    const ids = calls.map((_, i) => `chatcmpl-tool-loop${i}`);
+    const completionTokens = calls.reduce((sum, call) => sum + call.arguments.length, 0);
+    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+    const model = String(request.model);
+    if (request.stream !== true) {
+      const toolCalls = calls.map((call, i) => ({ id: ids[i], type: 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
+      return this.send(res, 200, { id: 'chatcmpl-loop', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }], usage });
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.write(chunk({ role: 'assistant', content: '' }));
+    for (const [index, call] of calls.entries()) {
+      res.write(chunk({ tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }] }));
+      for (const piece of call.arguments) res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+    res.write(chunk({}, 'tool_calls'));
+    if ((request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true) {
+      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [], usage })}\n\n`);
+    }
+    res.end('data: [DONE]\n\n');
+  }
+
   private tokenize(res: http.ServerResponse, request: Record<string, unknown>): void {
     if (this.flavour === 'llama.cpp') {
       if (typeof request.content !== 'string') return this.send(res, 400, { error: { code: 400, message: '"content" must be provided', type: 'invalid_request_error' } });
@@ -272,6 +307,24 @@ export class LoopbackOpenAiServer {
     if (text === undefined) return this.error(res, 400, 'Either prompt or messages is required', 'BadRequestError');
     const tokens = tokenIds(text, true);
     this.send(res, 200, { count: tokens.length, max_model_len: model.contextLength, tokens, token_strs: null });
+  }
+
+  // vLLM's embeddings answer: each input's vector from loopbackEmbedding, its tokens counted as tokenize does.
+  private embeddings(res: http.ServerResponse, request: Record<string, unknown>): void {
+    if (!this.models.some((entry) => entry.id === request.model)) return this.error(res, 404, `The model \`${String(request.model)}\` does not exist.`, 'NotFoundError', 'model');
+    const input = request.input;
+    const inputs = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'number') ? [input] : Array.isArray(input) ? input : [];
+    if (inputs.length === 0) return this.error(res, 400, 'input is required', 'BadRequestError', 'input');
+    const tokens = inputs.map((item) => (typeof item === 'string' ? tokenIds(item, true) : (item as number[])));
+    const prompt = tokens.reduce((sum, ids) => sum + ids.length, 0);
+    this.send(res, 200, {
+      object: 'list',
+      id: 'embd-loopback',
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      data: inputs.map((item, index) => ({ object: 'embedding', index, embedding: loopbackEmbedding(item as string | number[]) })),
+      usage: { prompt_tokens: prompt, total_tokens: prompt, completion_tokens: 0 },
+    });
   }
 
   private error(res: http.ServerResponse, status: number, message: string, type = 'BadRequestError', param?: string): void {
@@ -303,6 +356,15 @@ function chatPrompt(messages: unknown): string {
   const text = (content: unknown) =>
     typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: { text?: string }) => part.text ?? '<image>').join(' ') : '';
   return messages.map((message: { role?: string; content?: unknown }) => `<|im_start|>${message.role}\n${text(message.content)}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+}
+
+/** The loopback vLLM's vector of an input: 8 values from its text's hash, unit length (what tests expect). */
+export function loopbackEmbedding(input: string | number[]): number[] {
+  let hash = 17;
+  for (const char of typeof input === 'string' ? input : input.join(',')) hash = (hash * 31 + char.codePointAt(0)!) % 1_000_003;
+  const raw = Array.from({ length: 8 }, (_, i) => Math.sin(hash + i) + 0.01 * (i + 1));
+  const norm = Math.hypot(...raw);
+  return raw.map((value) => value / norm);
 }
 
 // Words and punctuation, each a token whose id is a hash of its text; a BOS (id 1) when asked.

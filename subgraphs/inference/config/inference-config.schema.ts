@@ -51,6 +51,8 @@ const upstreamEngine = z
       .strictObject({ connectMs: milliseconds.optional(), firstByteMs: milliseconds.optional(), totalMs: milliseconds.optional(), listingMs: milliseconds.optional() })
       .optional(),
     connections: count.optional(),
+    /** Whether the upstream's models call tools (vLLM started with --enable-auto-tool-choice); OpenAI itself always does. */
+    tools: z.boolean().optional(),
     ...imageUrlOptions,
   })
   .refine((e) => !(e.apiKey && e.apiKeyEnv), { message: 'give apiKey or apiKeyEnv, not both', path: ['apiKeyEnv'] });

@@ -15,6 +15,8 @@ export type OpenAiUpstreamEngineConfig = {
   /** listingMs and totalMs default to the top-level listing and generation timeouts. */
   timeouts: { connectMs?: number; firstByteMs?: number; totalMs: number; listingMs: number };
   connections?: number;
+  /** Whether its models call tools (the upstream's own setting); defaults by flavour. */
+  tools?: boolean;
 } & ImageUrlConfig;
 
 /** How the platform fetches the image URLs of chats for an engine (the upstream never fetches them). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FinishReason, Usage } from '../engine/text-engine.js';
+import type { FinishReason, ToolCall, Usage } from '../engine/text-engine.js';
 
 /**
  * OpenAI's response objects, exactly as its API and the openai SDK have them: chat.completion,
@@ -29,10 +29,17 @@ export function publicExtensions(extensions: Record<string, unknown> | undefined
   return extensions && 'ocr' in extensions ? { ocr: extensions.ocr } : {};
 }
 
-export function fullResponse(kind: Kind, c: Completion, text: string, finishReason: FinishReason, usage: Usage, extensions: Record<string, unknown> | undefined) {
+/** OpenAI's tool_calls entries of an assistant message. */
+export function toolCallsOf(calls: readonly ToolCall[]) {
+  return calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+}
+
+export function fullResponse(kind: Kind, c: Completion, text: string, finishReason: FinishReason, usage: Usage, extensions: Record<string, unknown> | undefined, calls: readonly ToolCall[] = []) {
+  // A turn that is calls alone has content null, as OpenAI answers it.
+  const message = calls.length ? { role: 'assistant', content: text === '' ? null : text, refusal: null, tool_calls: toolCallsOf(calls) } : { role: 'assistant', content: text, refusal: null };
   const choice =
     kind === 'chat'
-      ? { index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: finishReason }
+      ? { index: 0, message, logprobs: null, finish_reason: finishReason }
       : { index: 0, text, logprobs: null, finish_reason: finishReason };
   return {
     id: c.id,
@@ -50,11 +57,12 @@ export function fullResponse(kind: Kind, c: Completion, text: string, finishReas
  * empty delta. With include_usage every chunk has `usage: null` and a final chunk with no choices
  * carries the usage, as OpenAI streams it.
  */
-export function chunk(kind: Kind, c: Completion, piece: { text?: string; role?: boolean; finishReason?: FinishReason }, includeUsage: boolean) {
+export function chunk(kind: Kind, c: Completion, piece: { text?: string; role?: boolean; finishReason?: FinishReason; toolCall?: ToolCallPiece }, includeUsage: boolean) {
   const finish = piece.finishReason ?? null;
+  const delta = finish ? {} : piece.toolCall ? { tool_calls: [toolCallDelta(piece.toolCall)] } : { ...(piece.role ? { role: 'assistant' } : {}), content: piece.text ?? '' };
   const choice =
     kind === 'chat'
-      ? { index: 0, delta: finish ? {} : { ...(piece.role ? { role: 'assistant' } : {}), content: piece.text ?? '' }, logprobs: null, finish_reason: finish }
+      ? { index: 0, delta, logprobs: null, finish_reason: finish }
       : { index: 0, text: piece.text ?? '', logprobs: null, finish_reason: finish };
   return {
     id: c.id,
@@ -64,6 +72,26 @@ export function chunk(kind: Kind, c: Completion, piece: { text?: string; role?: 
     choices: [choice],
     ...(includeUsage ? { usage: null } : {}),
   };
+}
+
+/** An id for a call whose engine gave none (OpenAI's call_ prefix). */
+export function newCallId(): string {
+  return `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+}
+
+/** A piece of a streamed tool call: its first carries id and name, the rest more arguments. */
+export interface ToolCallPiece {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
+// OpenAI's delta: {index, id, type, function: {name, arguments: ''}} first, then {index, function: {arguments}}.
+function toolCallDelta(piece: ToolCallPiece) {
+  return piece.id !== undefined
+    ? { index: piece.index, id: piece.id, type: 'function', function: { name: piece.name ?? '', arguments: piece.arguments } }
+    : { index: piece.index, function: { arguments: piece.arguments } };
 }
 
 export function usageChunk(kind: Kind, c: Completion, usage: Usage, extensions: Record<string, unknown> | undefined) {

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { GenerationEvent, Usage } from '../engine/text-engine.js';
+import type { GenerationEvent, ToolCall, Usage } from '../engine/text-engine.js';
 import { GenerationService, type GenerateCall } from '../generation/generation.service.js';
 import type { Caller } from '../protocol/caller.js';
 import type { UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -24,10 +24,11 @@ import {
   samplingOf,
   tokenizeSchema,
   messagesOf,
+  toolUseOf,
   type ChatBody,
   type CompletionBody,
 } from '../protocol/generation-request.js';
-import { chunk, fullResponse, newCompletion, usageChunk, type Kind } from './openai-response.js';
+import { chunk, fullResponse, newCallId, newCompletion, usageChunk, type Kind } from './openai-response.js';
 import { listedImageModels, listedModels } from '../protocol/model-listing.js';
 import { USAGE_INTERFACE, WIRE_INTERFACES, badValueStatus, isKeyless, type WireInterface } from '../protocol/wire-interface.js';
 
@@ -71,6 +72,8 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     const body = parseWire(iface, schema, wire.req.body);
     const guided = guidedOf(body);
     if (Array.isArray(guided)) throw new WireError(badValueStatus(iface), 'invalid_value', guided[1], guided[0]);
+    const tools = 'messages' in body ? toolUseOf(body) : undefined;
+    if (Array.isArray(tools)) throw new WireError(badValueStatus(iface), 'invalid_value', tools[1], tools[0]);
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
     const completion = newCompletion(kind, body.model);
@@ -96,6 +99,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       input: inputOf(body),
       sampling: samplingOf(body),
       ...(guided ? { guided } : {}),
+      ...(tools ? { tools } : {}),
       streamed: stream,
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
@@ -123,15 +127,20 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     const { run, first } = started;
     if (!stream) {
       let text = '';
+      const calls: ToolCall[] = [];
       let event: GenerationEvent = first;
       try {
         for (;;) {
           if (event.type === 'done') {
             run.finish({ status: 200, usage: event.usage });
-            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions));
+            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions, calls));
             return;
           }
           if (event.type === 'delta') text += event.text;
+          else if (event.type === 'tool_call') {
+            const call = (calls[event.index] ??= { id: event.id ?? newCallId(), name: event.name ?? '', arguments: '' });
+            call.arguments += event.arguments;
+          }
           const next = await run.events.next();
           if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
           event = next.value;
@@ -145,6 +154,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
 
     open();
     let usage: Usage | null = null;
+    const begun = new Set<number>();
     try {
       let event: GenerationEvent = first;
       for (;;) {
@@ -158,6 +168,13 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           return;
         }
         if (event.type === 'delta' && event.text) send(chunk(kind, completion, { text: event.text }, includeUsage));
+        else if (event.type === 'tool_call') {
+          // A call's first delta carries its id and name, whatever the engine's first piece held.
+          const first = !begun.has(event.index);
+          begun.add(event.index);
+          const piece = first ? { index: event.index, id: event.id ?? newCallId(), name: event.name ?? '', arguments: event.arguments } : { index: event.index, arguments: event.arguments };
+          send(chunk(kind, completion, { toolCall: piece }, includeUsage));
+        }
         const next = await run.events.next();
         if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');
         event = next.value;

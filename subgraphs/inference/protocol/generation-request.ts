@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage, GenerationInput, Guided, SamplingParams } from '../engine/text-engine.js';
+import type { ChatMessage, GenerationInput, Guided, SamplingParams, ToolUse } from '../engine/text-engine.js';
 import type { WireInterface } from './wire-interface.js';
 import { IMAGE_URL_SCHEMES_MESSAGE, isHttpOrDataUrl } from '../image-input/image-input.js';
 
@@ -28,11 +28,62 @@ const contentPart = z.discriminatedUnion('type', [
   }),
 ]);
 
-const message = z.strictObject({
-  role,
-  content: z.union([z.string(), z.array(contentPart).min(1)]),
-  name: z.string().max(64).optional(),
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
+const name = z.string().max(64).optional();
+const toolCall = z.strictObject({
+  id: z.string().min(1).max(256),
+  type: z.literal('function'),
+  function: z.strictObject({ name: z.string().min(1).max(64), arguments: z.string() }),
 });
+
+// One schema per role, as OpenAI's: only an assistant turn carries tool_calls (and then its content
+// may be null), only a tool turn answers one by tool_call_id.
+const message = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.enum(['system', 'user', 'developer']), content: z.union([z.string(), z.array(contentPart).min(1)]), name }),
+  z
+    .strictObject({
+      role: z.literal('assistant'),
+      content: z.union([z.string(), z.array(textPart).min(1)]).nullable().optional(),
+      tool_calls: z.array(toolCall).min(1).max(128).optional(),
+      refusal: z.string().nullable().optional(),
+      name,
+    })
+    .refine((m) => m.content != null || m.tool_calls !== undefined, { message: 'An assistant message needs content or tool_calls', path: ['content'] }),
+  z.strictObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(textPart).min(1)]), tool_call_id: z.string().min(1).max(256) }),
+]);
+
+const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
+const tool = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: functionName,
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: functionName }) }),
+]);
+
+/**
+ * OpenAI's null semantics: an optional field given as null is absent (`temperature: null`,
+ * `tools: null`), as OpenAI and vLLM read it; a required one given as null is then missing. A
+ * message's content keeps its null (an assistant turn that is tool calls alone).
+ */
+function withoutNulls(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const entries = Object.entries(body).filter(([, value]) => value !== null);
+  const messages = (body as { messages?: unknown }).messages;
+  const out = Object.fromEntries(entries);
+  if (Array.isArray(messages)) {
+    out.messages = messages.map((m) =>
+      typeof m === 'object' && m !== null && !Array.isArray(m) ? Object.fromEntries(Object.entries(m).filter(([key, value]) => value !== null || key === 'content')) : m,
+    );
+  }
+  return out;
+}
 
 const stop = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]);
 
@@ -103,7 +154,16 @@ const completionSchemas = new Map<WireInterface, z.ZodType>();
 
 export function chatSchema(iface: WireInterface) {
   let schema = chatSchemas.get(iface);
-  if (!schema) chatSchemas.set(iface, (schema = z.strictObject({ ...extrasOf(iface), messages: z.array(message).min(1).max(1024) })));
+  if (!schema) {
+    const chat = z.strictObject({
+      ...extrasOf(iface),
+      messages: z.array(message).min(1).max(1024),
+      tools: z.array(tool).min(1).max(128).optional(),
+      tool_choice: toolChoice.optional(),
+      parallel_tool_calls: z.boolean().optional(),
+    });
+    chatSchemas.set(iface, (schema = z.preprocess(withoutNulls, chat)));
+  }
   return schema as z.ZodType<ChatBody>;
 }
 
@@ -113,18 +173,19 @@ export function completionSchema(iface: WireInterface) {
     // OpenAI also takes a prompt as an array; one prompt per request here (one sequence).
     const prompt = z.union([z.string(), z.array(z.string()).length(1)]);
     const { response_format: _unused, ...extras } = extrasOf(iface);
-    completionSchemas.set(iface, (schema = z.strictObject({ ...extras, prompt })));
+    completionSchemas.set(iface, (schema = z.preprocess(withoutNulls, z.strictObject({ ...extras, prompt }))));
   }
   return schema as z.ZodType<CompletionBody>;
 }
 
-export const tokenizeSchema = z.strictObject({
+const tokenizeBody = z.strictObject({
   model: z.string().min(1).max(256),
   messages: z.array(message).min(1).max(1024).optional(),
   prompt: z.string().optional(),
   provider: z.string().min(1).max(64).optional(),
   // vLLM's tokenize options that do not change the count's meaning are not taken: refuse rather than ignore.
 });
+export const tokenizeSchema = z.preprocess(withoutNulls, tokenizeBody) as unknown as typeof tokenizeBody;
 
 type Message = z.infer<typeof message>;
 
@@ -160,6 +221,9 @@ export interface GenerationBody {
 
 export interface ChatBody extends GenerationBody {
   messages: Message[];
+  tools?: z.infer<typeof tool>[];
+  tool_choice?: z.infer<typeof toolChoice>;
+  parallel_tool_calls?: boolean;
 }
 
 export interface CompletionBody extends GenerationBody {
@@ -217,7 +281,39 @@ export function guidedOf(body: GenerationBody): Guided | BodyConflict | undefine
 
 /** The engine's chat messages (developer is system; names are dropped by the templates anyway). */
 export function messagesOf(messages: Message[]): ChatMessage[] {
-  return messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: m.content as ChatMessage['content'] }) as ChatMessage);
+  return messages.map((m): ChatMessage => {
+    if (m.role === 'assistant') {
+      const calls = m.tool_calls?.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+      return { role: 'assistant', content: (m.content ?? null) as ChatMessage['content'], ...(calls ? { toolCalls: calls } : {}) };
+    }
+    if (m.role === 'tool') return { role: 'tool', content: m.content as ChatMessage['content'], toolCallId: m.tool_call_id };
+    return { role: m.role === 'developer' ? 'system' : m.role, content: m.content as ChatMessage['content'] };
+  });
+}
+
+/**
+ * The functions a chat body offers the model, or a conflict: tool_choice without tools, or naming
+ * a function that is not among them. `none` offers none (the answer is text).
+ */
+export function toolUseOf(body: ChatBody): ToolUse | BodyConflict | undefined {
+  const tools = body.tools ?? [];
+  const choice = body.tool_choice;
+  if (tools.length === 0) return choice === undefined || choice === 'none' ? undefined : ['tool_choice', 'tool_choice is only allowed when tools are given'];
+  const names = tools.map((t) => t.function.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) return ['tools', `Two tools are named ${twice}; function names must be unique`];
+  if (typeof choice === 'object' && !names.includes(choice.function.name)) return ['tool_choice.function.name', `tool_choice names ${choice.function.name}, which is not among the tools`];
+  if (choice === 'none') return undefined;
+  return {
+    definitions: tools.map((t) => ({
+      name: t.function.name,
+      ...(t.function.description !== undefined ? { description: t.function.description } : {}),
+      ...(t.function.parameters !== undefined ? { parameters: t.function.parameters } : {}),
+      ...(t.function.strict != null ? { strict: t.function.strict } : {}),
+    })),
+    choice: typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto'),
+    parallel: body.parallel_tool_calls ?? true,
+  };
 }
 
 /** The input of a chat or completion body. */

@@ -96,6 +96,7 @@ export class EnginePool {
             flavour: config.flavour,
             timeouts: config.timeouts,
             ...(config.connections ? { connections: config.connections } : {}),
+            ...(config.tools !== undefined ? { tools: config.tools } : {}),
             maxImageBytes: config.maxImageBytes,
             imageFetchTimeoutMs: config.imageFetchTimeoutMs,
             allowPrivateImageUrls: config.allowPrivateImageUrls,

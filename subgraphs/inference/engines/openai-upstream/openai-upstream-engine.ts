@@ -14,7 +14,7 @@ import type {
   TokenizeResult,
   Usage,
 } from '../../engine/text-engine.js';
-import { EngineError } from '../../engine/text-engine.js';
+import { EngineError, type EmbeddingRequest, type EmbeddingResult } from '../../engine/text-engine.js';
 import { guardedImageFetcher, type ImageFetcher, type PrivateImageUrls } from '../../image-input/image-fetcher.js';
 import { IMAGE_INPUT_DEFAULTS, inlineImageUrl } from '../../image-input/image-input.js';
 import { readSseEvents } from './sse-events.js';
@@ -44,6 +44,11 @@ export interface OpenAiUpstreamOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** Only these upstream model ids are listed and served; all of them when absent. */
   models?: string[];
+  /**
+   * Whether the upstream's models call tools: vLLM does when started with --enable-auto-tool-choice
+   * and a tool-call parser, llama.cpp's server with --jinja; the operator says so. OpenAI always does.
+   */
+  tools?: boolean;
   /** Models the operator declares to take images, where the upstream's listing does not say (vLLM, Ollama, OpenAI). */
   imageModels?: string[];
   /** How long a model listing is reused. */
@@ -134,9 +139,17 @@ export class OpenAiUpstreamEngine implements TextEngine {
     const chat = request.input.kind === 'chat';
     // Before any deadline of the upstream's starts: the images are ours to fetch, not its.
     const input = await this.inlineImages(request.input, request.signal);
+    const tools = request.tools;
     const body = {
       model: request.model,
-      ...(input.kind === 'chat' ? { messages: input.messages } : { prompt: input.prompt }),
+      ...(input.kind === 'chat' ? { messages: wireMessages(input.messages) } : { prompt: input.prompt }),
+      ...(tools
+        ? {
+            tools: tools.definitions.map((t) => ({ type: 'function', function: t })),
+            tool_choice: typeof tools.choice === 'object' ? { type: 'function', function: { name: tools.choice.name } } : tools.choice,
+            parallel_tool_calls: tools.parallel,
+          }
+        : {}),
       ...samplingBody(this.flavour, request.sampling),
       ...guidedBody(this.flavour, request.guided, request.input),
       stream: true,
@@ -167,6 +180,17 @@ export class OpenAiUpstreamEngine implements TextEngine {
           for (const choice of chunk.choices ?? []) {
             const text = chat ? choice.delta?.content : choice.text;
             if (typeof text === 'string' && text !== '') yield { type: 'delta', text };
+            for (const call of (chat && Array.isArray(choice.delta?.tool_calls) ? choice.delta.tool_calls : []) as WireToolCallDelta[]) {
+              if (!Number.isInteger(call?.index)) throw this.malformed('The upstream engine streamed a tool call in an unknown shape');
+              const name = call.function?.name;
+              yield {
+                type: 'tool_call',
+                index: call.index!,
+                ...(typeof call.id === 'string' ? { id: call.id } : {}),
+                ...(typeof name === 'string' ? { name } : {}),
+                arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+              };
+            }
             if (choice.finish_reason) finishReason = this.finishReason(choice.finish_reason);
           }
           if (chunk.usage) usage = this.usage(chunk.usage);
@@ -191,7 +215,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     this.assertServed(model);
     if (this.flavour === 'vllm') {
       const inlined = await this.inlineImages(input, AbortSignal.timeout(this.timeouts.listingMs));
-      const body = inlined.kind === 'chat' ? { model, messages: inlined.messages } : { model, prompt: inlined.prompt };
+      const body = inlined.kind === 'chat' ? { model, messages: wireMessages(inlined.messages) } : { model, prompt: inlined.prompt };
       const answer = await this.json('POST', '/tokenize', body, model);
       const tokens = answer.tokens;
       if (!isTokenList(tokens) || typeof answer.count !== 'number' || typeof answer.max_model_len !== 'number')
@@ -215,6 +239,24 @@ export class OpenAiUpstreamEngine implements TextEngine {
       return { count: answer.tokens.length, maxModelLen: listed.contextLength, tokens: answer.tokens };
     }
     throw new EngineError('unsupported_parameter', `Token counting is not available on this upstream (${this.flavour}): it has no tokenize endpoint`);
+  }
+
+  /** Passes the inputs to the upstream's /v1/embeddings as floats; its vectors and prompt token count come back. */
+  async embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    this.assertServed(request.model);
+    if (this.flavour !== 'vllm' && this.flavour !== 'openai') throw new EngineError('unsupported_parameter', `Embeddings are not served by this upstream (${this.flavour})`, 'model');
+    const body = { model: request.model, input: request.inputs, encoding_format: 'float', ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}) };
+    const answer = await this.json('POST', '/v1/embeddings', body, request.model);
+    const data = answer.data;
+    const usage = answer.usage as { prompt_tokens?: unknown } | undefined;
+    if (!Array.isArray(data) || typeof usage?.prompt_tokens !== 'number') throw this.malformed('The upstream engine answered the embeddings in an unknown shape');
+    const vectors: number[][] = [];
+    for (const entry of data as { index?: unknown; embedding?: unknown }[]) {
+      const { index, embedding } = entry ?? {};
+      if (typeof index !== 'number' || !Array.isArray(embedding) || !embedding.every((v) => typeof v === 'number')) throw this.malformed('The upstream engine answered the embeddings in an unknown shape');
+      vectors[index] = embedding as number[];
+    }
+    return { vectors, promptTokens: usage.prompt_tokens };
   }
 
   async close(): Promise<void> {
@@ -266,6 +308,9 @@ export class OpenAiUpstreamEngine implements TextEngine {
         // The platform fetches a URL image itself and sends the upstream its data URI.
         urlImageInput: true,
         status: this.modelStatus(entry),
+        ...((this.options.tools ?? this.flavour === 'openai') ? { tools: true } : {}),
+        // vLLM and OpenAI serve /v1/embeddings (vLLM refuses it for a generative model, answered as its error).
+        embeddings: this.flavour === 'vllm' || this.flavour === 'openai',
       });
     }
     return models;
@@ -289,6 +334,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
 
   private finishReason(reason: string): FinishReason {
     if (reason === 'length') return 'length';
+    if (reason === 'tool_calls') return 'tool_calls';
     // vLLM says abort when it dropped the request itself: no answer to give.
     if (reason === 'abort') throw this.malformed('The upstream engine aborted the generation');
     return 'stop';
@@ -455,8 +501,25 @@ interface Deadlines {
   clear(kind: Deadline | 'all'): void;
 }
 
+/** A streamed tool_calls entry as OpenAI and vLLM send it. */
+interface WireToolCallDelta {
+  index?: number;
+  id?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+}
+
+/** The engine's chat messages in OpenAI's wire names (tool_calls, tool_call_id). */
+function wireMessages(messages: readonly ChatMessage[]): unknown[] {
+  return messages.map((m) => ({
+    role: m.role,
+    content: m.content,
+    ...(m.toolCalls ? { tool_calls: m.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+  }));
+}
+
 interface StreamChunk {
-  choices?: { delta?: { content?: unknown }; text?: unknown; finish_reason?: string | null }[];
+  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
 }
 

@@ -1,0 +1,126 @@
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
+import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import { lastGeneration } from './upstream-behaviour.js';
+
+/**
+ * Tool calling on chat completions, with the official openai client on the four mounts over a
+ * loopback vLLM-format upstream that serves tools (provider_a, config tools: true) and one that
+ * does not (provider_b): the calls come back as OpenAI's tool_calls, streamed as its deltas, and a
+ * second turn reaches the upstream in vLLM's (OpenAI's) format.
+ */
+let platform: TestPlatform;
+let vllm: LoopbackOpenAiServer;
+let plain: LoopbackOpenAiServer;
+let textKey: string;
+
+const MODEL = 'vllm-tools';
+const PLAIN_MODEL = 'vllm-plain';
+const WEATHER = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+beforeAll(async () => {
+  [vllm, plain] = await Promise.all([
+    LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]),
+    LoopbackOpenAiServer.start('vllm', [{ id: PLAIN_MODEL, contextLength: 4096 }]),
+  ]);
+  const both = ['provider_a', 'provider_b'];
+  const config = inferenceConfigFrom(
+    {
+      providers: [
+        { id: 'provider_a', name: 'A', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', tools: true, timeouts: { connectMs: 2_000 } }] },
+        { id: 'provider_b', name: 'B', engines: [{ type: 'openai-upstream', url: plain.url, flavour: 'vllm', timeouts: { connectMs: 2_000 } }] },
+      ],
+      interfaces: { serviceT: { providers: both }, serviceI: { providers: both }, proxy: { providers: both }, gateway: { providers: both, defaultProvider: 'provider_a' } },
+    },
+    null,
+  );
+  platform = await startTestPlatform({ inference: config });
+  textKey = await platform.issueKey('acme', 'text');
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+  await Promise.all([vllm?.close(), plain?.close()]);
+});
+
+afterEach(() => {
+  vllm.reset();
+  plain.reset();
+});
+
+const MOUNTS = [
+  { name: 'Service T', mount: '/inference/text', key: () => textKey, refused: 422 },
+  { name: 'Service I', mount: '/inference/image', key: () => textKey, refused: 400 },
+  { name: 'the proxy', mount: '/inference/proxy', key: () => 'ignored', refused: 400 },
+  { name: 'the gateway', mount: '/inference/gateway', key: () => 'ignored', refused: 422 },
+];
+
+describe.each(MOUNTS)('$name', ({ mount, key, refused }) => {
+  const client = () => new OpenAI({ baseURL: `${platform.baseUrl}${mount}/v1`, apiKey: key(), maxRetries: 0 });
+
+  it('answers tools with tool_choice required with the upstream tool_calls, content null and finish_reason tool_calls', async () => {
+    vllm.behaviour.toolCalls = [{ name: 'get_weather', arguments: ['{"city":', ' "Paris"}'] }];
+    const done = await client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER], tool_choice: 'required', parallel_tool_calls: false });
+    const choice = done.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.tool_calls).toEqual([{ id: 'chatcmpl-tool-loop0', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }]);
+    expect(done.usage).toMatchObject({ prompt_tokens: vllm.lastUsage!.prompt_tokens, completion_tokens: vllm.lastUsage!.completion_tokens });
+    expect(lastGeneration(vllm).body).toMatchObject({ model: MODEL, tools: [WEATHER], tool_choice: 'required', parallel_tool_calls: false });
+  });
+
+  it('streams OpenAI tool_calls deltas that the client reassembles, ending with finish_reason tool_calls', async () => {
+    vllm.behaviour.toolCalls = [{ name: 'get_weather', arguments: ['{"ci', 'ty": "Os', 'lo"}'] }];
+    const stream = client().chat.completions.stream({ model: MODEL, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    const deltas: unknown[] = [];
+    for await (const chunk of stream) for (const call of chunk.choices[0]?.delta.tool_calls ?? []) deltas.push(call);
+    const final = await stream.finalChatCompletion();
+    expect(deltas[0]).toEqual({ index: 0, id: 'chatcmpl-tool-loop0', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(deltas.slice(1)).toEqual(['{"ci', 'ty": "Os', 'lo"}'].map((piece) => ({ index: 0, function: { arguments: piece } })));
+    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(final.choices[0]!.message.tool_calls).toEqual([{ id: 'chatcmpl-tool-loop0', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }]);
+    expect(lastGeneration(vllm).body).toMatchObject({ tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+  });
+
+  it('passes the second turn (assistant tool_calls with content null, then the tool result) to the upstream in vLLM format', async () => {
+    const call = { id: 'chatcmpl-tool-abc', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const done = await client().chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'chatcmpl-tool-abc', content: '18 C, sunny' },
+      ],
+      tools: [WEATHER],
+    });
+    expect(done.choices[0]!.message.content).toBe('Hello, loopback world.');
+    expect(lastGeneration(vllm).body.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', content: '18 C, sunny', tool_call_id: 'chatcmpl-tool-abc' },
+    ]);
+  });
+
+  it('refuses tools for a model that cannot call them, naming tools, without asking the upstream', async () => {
+    const error = await client()
+      .chat.completions.create({ model: PLAIN_MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(refused);
+    expect((error as InstanceType<typeof OpenAI.APIError>).param).toBe('tools');
+    expect(plain.requests.filter((r) => r.method === 'POST')).toEqual([]);
+  });
+
+  it('refuses a tool_choice naming a function that is not among the tools, naming tool_choice', async () => {
+    const error = await client()
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } })
+      .catch((e: unknown) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(refused);
+    expect((error as InstanceType<typeof OpenAI.APIError>).param).toMatch(/^tool_choice/);
+  });
+});
