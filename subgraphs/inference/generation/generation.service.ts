@@ -1,5 +1,5 @@
 import type { Capability } from '../config/inference-config.schema.js';
-import { EngineError, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type ToolUse, type Usage } from '../engine/text-engine.js';
+import { EngineError, type EmbeddingResult, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type ToolUse, type Usage } from '../engine/text-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ProviderTarget } from '../provider-registry/provider-registry.js';
 import { ImageInputRefused, type UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -8,6 +8,7 @@ import type { UsageInterface } from '../usage/usage-interface.js';
 import { planOf } from '../../../core/principal.js';
 import type { Caller } from '../protocol/caller.js';
 import { AttemptLog } from './attempt-log.js';
+import { ProviderRefusal } from '../provider-registry/provider-refusal.js';
 
 export interface GenerateCall {
   /** Which interface's providers serve the call (GraphQL uses the gateway's). */
@@ -196,6 +197,52 @@ export class GenerationService {
         provider: attempts.provider,
         model: call.model,
         promptTokens: count,
+        completionTokens: 0,
+        latencyMs: performance.now() - startedAt,
+        timeToFirstTokenMs: null,
+        streamed: false,
+        status,
+        errorCode,
+      });
+    }
+  }
+
+  /**
+   * Embeds inputs on the best provider whose model embeds (failover and the generation timeout
+   * as for chat); a model that cannot embed is capability_not_served. Records the call's usage.
+   */
+  async embed(call: { interface: InterfaceName; usageInterface: UsageInterface; caller: Caller; provider?: string; model: string; inputs: (string | number[])[]; dimensions?: number; signal: AbortSignal; outcomeOf: OutcomeOf }): Promise<EmbeddingResult & { model: string; provider: string }> {
+    const startedAt = performance.now();
+    const limitMs = this.runtime.config.timeouts.generationMs;
+    const timeout = AbortSignal.timeout(limitMs);
+    const signal = AbortSignal.any([call.signal, timeout]);
+    const attempts = new AttemptLog(this.runtime, { ...call, streamed: false }, call.provider ?? '');
+    let status = 200;
+    let errorCode: string | null = null;
+    let promptTokens = 0;
+    try {
+      const resolution = await this.runtime.registry.resolve({ interface: call.interface, provider: call.provider, model: call.model, plan: this.planFor(call.caller) });
+      const able = resolution.targets.filter((target) => target.model.model.embeddings === true && target.engine.embed !== undefined);
+      if (able.length === 0) throw new ProviderRefusal('capability_not_served', `Model "${call.model}" does not embed: its engine (${resolution.targets[0]?.engine.kind ?? 'none'}) serves no embeddings`, 'model');
+      const { value, slot } = await this.runtime.registry.withFailover(
+        able,
+        (target) => target.engine.embed!({ model: target.engineModel, inputs: call.inputs, ...(call.dimensions !== undefined ? { dimensions: call.dimensions } : {}), signal }),
+        signal,
+        attempts.hooks,
+      );
+      slot.release();
+      promptTokens = value.promptTokens;
+      return { ...value, model: resolution.model, provider: attempts.provider };
+    } catch (error) {
+      const failed = timeout.aborted && !call.signal.aborted ? timedOut(limitMs) : error;
+      ({ status, code: errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(failed));
+      throw failed;
+    } finally {
+      this.runtime.usage.record({
+        ...attempts.who(),
+        provider: attempts.provider,
+        model: call.model,
+        promptTokens,
         completionTokens: 0,
         latencyMs: performance.now() - startedAt,
         timeToFirstTokenMs: null,

@@ -12,6 +12,7 @@ import { imageRoutes } from '../images/image.routes.js';
 import type { WireCall, WireRoute } from '../protocol/wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { responsesRoutes } from '../responses/responses.routes.js';
+import { embeddingsRoutes } from '../embeddings/embeddings.routes.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from '../protocol/wire-error.js';
 import { parseWire, tooDeep } from '../protocol/wire-body.js';
@@ -275,6 +276,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       },
     },
     ...responsesRoutes(service, logger, URL_IMAGES),
+    ...embeddingsRoutes(service),
     {
       method: 'GET',
       path: '/v1/health',
