@@ -118,6 +118,12 @@ describe.each(MOUNTS)('POST /v1/embeddings on $name', ({ mount, key }) => {
 });
 
 describe('models that do not embed and usage', () => {
+  it('lists which models embed', async () => {
+    const models = (await client('/inference/gateway', 'ignored').models.list()).data as unknown as { id: string; embeddings?: boolean }[];
+    expect(models.find((m) => m.id === MODEL)?.embeddings).toBe(true);
+    expect(models.find((m) => m.id === LLAMA_MODEL)?.embeddings).toBe(false);
+  });
+
   it('refuses a model whose engine cannot embed with 400 capability_not_served', async () => {
     const error = await client('/inference/gateway', 'ignored')
       .embeddings.create({ model: LLAMA_MODEL, input: 'x' })

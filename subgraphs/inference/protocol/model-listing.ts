@@ -26,6 +26,8 @@ export interface ListedModel {
   /** Vision models: whether an image may come as an http(s) URL, or only as a base64 data URI. */
   image_url_input?: boolean;
   status: string;
+  /** Text models: whether POST /v1/embeddings serves it (some provider serving it embeds). */
+  embeddings?: boolean;
   alias_of?: string;
   available_on_current_plan?: boolean;
 }
@@ -53,6 +55,7 @@ export function listedModels(models: ProviderModel[], options: { prefer?: string
       output_modalities: ['text'],
       ...(vision ? { image_url_input: options.urlImages === 'per-model' ? serving.some((m) => m.model.urlImageInput) : options.urlImages } : {}),
       status: owner.model.status,
+      embeddings: serving.some((m) => m.model.embeddings === true),
       ...(owner.aliasOf ? { alias_of: owner.aliasOf } : {}),
       ...(options.onPlan ? { available_on_current_plan: serving.some(options.onPlan) } : {}),
     };
