@@ -106,6 +106,16 @@ describe.each(MOUNTS)('$name', ({ mount, key, refused }) => {
     ]);
   });
 
+  it('gets the stand-in model own calls: the named tool with arguments from its schema, and with auto the tool the user names', async () => {
+    const named = await client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Go' }], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    expect(named.choices[0]!.message.tool_calls).toEqual([{ id: 'chatcmpl-tool-loop0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"loop"}' } }]);
+    const auto = await client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Use get_weather please' }], tools: [WEATHER] });
+    expect(auto.choices[0]!.finish_reason).toBe('tool_calls');
+    const text = await client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Just say hello' }], tools: [WEATHER] });
+    expect(text.choices[0]!.message).toMatchObject({ content: 'Hello, loopback world.' });
+    expect(text.choices[0]!.finish_reason).toBe('stop');
+  });
+
   it('refuses tools for a model that cannot call them, naming tools, without asking the upstream', async () => {
     const error = await client()
       .chat.completions.create({ model: PLAIN_MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER] })

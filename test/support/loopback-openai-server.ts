@@ -207,7 +207,7 @@ export class LoopbackOpenAiServer {
       pieces.push(piece);
       produced += piece;
     }
-    const calls = chat && Array.isArray(request.tools) && request.tool_choice !== 'none' ? (this.behaviour.toolCalls ?? []) : [];
+    const calls = chat && Array.isArray(request.tools) && request.tool_choice !== 'none' ? (this.behaviour.toolCalls ?? chosenCalls(request)) : [];
     if (calls.length) return this.callTools(res, request, calls, promptTokens);
     const usage = { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length };
     this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
@@ -379,4 +379,50 @@ function tokenIds(text: string, bos: boolean): number[] {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface WireTool {
+  function?: { name?: string; parameters?: Record<string, unknown> };
+}
+
+/**
+ * The calls the stand-in model makes when a test scripted none, deterministically: the named tool
+ * for a named tool_choice, the first for required, and with auto the first tool whose name the
+ * last message (a user's) mentions; none once a tool has answered. Arguments follow the schema.
+ */
+function chosenCalls(request: Record<string, unknown>): { name: string; arguments: string[] }[] {
+  const tools = request.tools as WireTool[];
+  const choice = request.tool_choice as string | { function?: { name?: string } } | undefined;
+  const last = Array.isArray(request.messages) ? (request.messages.at(-1) as { role?: string; content?: unknown } | undefined) : undefined;
+  let tool: WireTool | undefined;
+  if (typeof choice === 'object') tool = tools.find((t) => t.function?.name === choice.function?.name);
+  else if (choice === 'required') tool = tools[0];
+  else if (last?.role === 'user') tool = tools.find((t) => typeof last.content === 'string' && t.function?.name !== undefined && last.content.includes(t.function.name));
+  if (!tool?.function?.name) return [];
+  const json = JSON.stringify(exampleOf(tool.function.parameters ?? { type: 'object' }));
+  // Streamed in 8-character pieces, as a tool-call parser streams the arguments.
+  return [{ name: tool.function.name, arguments: json.match(/[\s\S]{1,8}/g) ?? [''] }];
+}
+
+/** A value of a JSON schema: the first enum value, "loop" for strings, 1 for numbers, every property. */
+function exampleOf(schema: Record<string, unknown>): unknown {
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (schema.const !== undefined) return schema.const;
+  switch (schema.type) {
+    case 'string':
+      return 'loop';
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'null':
+      return null;
+    default: {
+      const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, exampleOf(value)]));
+    }
+  }
 }
