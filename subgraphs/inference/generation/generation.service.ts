@@ -23,6 +23,8 @@ export interface GenerateCall {
   guided?: Guided;
   /** Functions the model may call; only models whose engine can call tools serve such a call. */
   tools?: ToolUse;
+  /** vLLM's own parameters, verbatim; engines that cannot take them refuse them by name. */
+  passthrough?: Record<string, unknown>;
   streamed: boolean;
   /** The client's: aborted when it goes away. The generation timeout is added here. */
   signal: AbortSignal;
@@ -125,7 +127,7 @@ export class GenerationService {
       });
       const events = this.runtime.registry.generate(
         withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages),
-        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), signal, onAccepted: accept },
+        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), ...(call.passthrough ? { passthrough: call.passthrough } : {}), signal, onAccepted: accept },
         undefined,
         attempts.hooks,
       );

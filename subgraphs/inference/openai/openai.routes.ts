@@ -26,6 +26,7 @@ import {
   tokenizeSchema,
   messagesOf,
   toolUseOf,
+  passthroughOf,
   type ChatBody,
   type CompletionBody,
 } from '../protocol/generation-request.js';
@@ -101,6 +102,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       sampling: samplingOf(body),
       ...(guided ? { guided } : {}),
       ...(tools ? { tools } : {}),
+      ...passthroughField(body),
       streamed: stream,
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
@@ -423,4 +425,9 @@ function listedPath(path: string): string {
 /** Whose parallel requests a call counts against: its key, or its client address on keyless interfaces. */
 function subjectOf(caller: Caller): string {
   return caller.principal ? `key:${caller.principal.keyId}` : `ip:${caller.address}`;
+}
+
+function passthroughField(body: ChatBody | CompletionBody): { passthrough?: Record<string, unknown> } {
+  const passthrough = passthroughOf(body);
+  return passthrough ? { passthrough } : {};
 }

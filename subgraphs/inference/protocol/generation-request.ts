@@ -113,6 +113,21 @@ const serviceT = {
   repetition_penalty: z.number().gt(0).max(2).optional(),
 };
 
+/**
+ * vLLM's own parameters, checked for shape only and carried verbatim (GenerationRequest.passthrough)
+ * to an engine that takes them; every other engine refuses them by name.
+ */
+const vllmOwn = {
+  structured_outputs: z.record(z.string(), z.unknown()).optional(),
+  min_tokens: int.min(0).optional(),
+  ignore_eos: z.boolean().optional(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
+  guided_grammar: z.string().min(1).max(65_536).optional(),
+};
+
+/** The names of vLLM's own parameters, in the order a refusal names them. */
+export const PASSTHROUGH_PARAMS = Object.keys(vllmOwn) as (keyof typeof vllmOwn)[];
+
 /** Service I's extra parameters (its table). */
 const serviceI = {
   top_a: probability.optional(),
@@ -126,6 +141,7 @@ const serviceI = {
   guided_json: z.record(z.string(), z.unknown()).optional(),
   guided_regex: z.string().min(1).max(4096).optional(),
   guided_choice: z.array(z.string().min(1).max(1024)).min(1).max(256).optional(),
+  ...vllmOwn,
 };
 
 /** OpenAI's structured output, read as guided_json (json_schema) or as any JSON object (json_object). */
@@ -217,6 +233,11 @@ export interface GenerationBody {
   guided_regex?: string;
   guided_choice?: string[];
   response_format?: z.infer<typeof responseFormat>;
+  structured_outputs?: Record<string, unknown>;
+  min_tokens?: number;
+  ignore_eos?: boolean;
+  chat_template_kwargs?: Record<string, unknown>;
+  guided_grammar?: string;
 }
 
 export interface ChatBody extends GenerationBody {
@@ -259,6 +280,12 @@ export function samplingOf(body: GenerationBody): SamplingParams {
   return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as SamplingParams;
 }
 
+/** vLLM's own parameters a body carries, verbatim, or undefined when none. */
+export function passthroughOf(body: GenerationBody): Record<string, unknown> | undefined {
+  const given = PASSTHROUGH_PARAMS.filter((name) => body[name] !== undefined).map((name) => [name, body[name]] as const);
+  return given.length > 0 ? Object.fromEntries(given) : undefined;
+}
+
 /** A conflict between two parameters that each passed alone, as [param, message]. */
 export type BodyConflict = [string, string];
 
@@ -271,6 +298,8 @@ export function guidedOf(body: GenerationBody): Guided | BodyConflict | undefine
   const format = body.response_format;
   if (format?.type === 'json_object') asked.push(['response_format', { kind: 'json', schema: { type: 'object' } }]);
   if (format?.type === 'json_schema') asked.push(['response_format', { kind: 'json', schema: format.json_schema.schema ?? { type: 'object' } }]);
+  // The upstream engine sends guided output to vLLM as structured_outputs; two of them cannot both hold.
+  if (asked.length > 0 && body.structured_outputs !== undefined) return ['structured_outputs', `structured_outputs and ${asked[0]![0]} cannot both be given; give one`];
   if (asked.length > 1) return [asked[1]![0], `Only one of guided_json, guided_regex, guided_choice and response_format may be given; got ${asked.map(([name]) => name).join(' and ')}`];
   if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
     return ['max_completion_tokens', 'max_tokens and max_completion_tokens disagree; give one'];

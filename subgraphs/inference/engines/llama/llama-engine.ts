@@ -3,6 +3,8 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   EngineError,
+  type EmbeddingRequest,
+  type EmbeddingResult,
   type EngineHealth,
   type EngineModel,
   type GenerationEvent,
@@ -137,7 +139,7 @@ export class LlamaEngine implements TextEngine {
     await this.scanRecent();
     return [...this.entries.values()]
       .map(({ worker }): EngineModel => {
-        const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status };
+        const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status, embeddings: true };
         if (worker.error !== undefined) model.error = worker.error;
         return model;
       })
@@ -182,6 +184,8 @@ export class LlamaEngine implements TextEngine {
 
   private checkSampling(request: GenerationRequest): void {
     const sampling = request.sampling;
+    const vllmOwn = Object.keys(request.passthrough ?? {})[0];
+    if (vllmOwn !== undefined) throw new EngineError('unsupported_parameter', `${vllmOwn} is not supported by the llama engine`, vllmOwn);
     for (const [name, wire] of Object.entries(UNSUPPORTED)) {
       if (sampling[name as SamplingParam] !== undefined) throw new EngineError('unsupported_parameter', `${wire} is not supported by the llama engine`, wire);
     }
@@ -205,6 +209,13 @@ export class LlamaEngine implements TextEngine {
     const worker = await this.worker(model);
     const tokens = await worker.tokenize(input);
     return { count: tokens.length, maxModelLen: worker.contextLength, tokens };
+  }
+
+  /** Embeds with node-llama-cpp's embedding context in the model's worker; `dimensions` is refused (no truncation here). */
+  async embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    if (request.dimensions !== undefined) throw new EngineError('unsupported_parameter', 'dimensions is not supported by the llama engine', 'dimensions');
+    const worker = await this.worker(request.model);
+    return worker.embed(request.inputs);
   }
 
   async health(): Promise<EngineHealth> {

@@ -140,6 +140,10 @@ export class OpenAiUpstreamEngine implements TextEngine {
     // Before any deadline of the upstream's starts: the images are ours to fetch, not its.
     const input = await this.inlineImages(request.input, request.signal);
     const tools = request.tools;
+    const passthrough = request.passthrough ?? {};
+    // vLLM's own parameters mean nothing to the other flavours, which would ignore them.
+    const foreign = Object.keys(passthrough)[0];
+    if (foreign !== undefined && this.flavour !== 'vllm') throw new EngineError('unsupported_parameter', `${foreign} is not supported by the ${this.flavour} upstream`, foreign);
     const body = {
       model: request.model,
       ...(input.kind === 'chat' ? { messages: wireMessages(input.messages) } : { prompt: input.prompt }),
@@ -152,6 +156,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
         : {}),
       ...samplingBody(this.flavour, request.sampling),
       ...guidedBody(this.flavour, request.guided, request.input),
+      ...passthrough,
       stream: true,
       // Without it a stream carries no usage; with it the last chunk has the exact counts.
       stream_options: { include_usage: true },
