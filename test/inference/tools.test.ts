@@ -126,6 +126,16 @@ describe.each(MOUNTS)('$name', ({ mount, key, refused }) => {
     expect(plain.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
 
+  it('refuses tools on completions as an unknown parameter', async () => {
+    const res = await fetch(`${platform.baseUrl}${mount}/v1/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, prompt: 'Once', tools: [WEATHER] }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'unknown_parameter', param: 'tools' });
+  });
+
   it('refuses a tool_choice naming a function that is not among the tools, naming tool_choice', async () => {
     const error = await client()
       .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } })
