@@ -32,7 +32,8 @@ export async function startClientPlatform(): Promise<ClientPlatform> {
       modelsDir: built.modelsDir,
       providers: [
         { id: 'provider_a', name: 'A', engines: [{ type: 'llama', sequences: 4, contextSize: 2048, threads: 1 }] },
-        { id: 'provider_b', name: 'B', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', timeouts: { connectMs: 2_000 } }] },
+        // A vLLM started with --enable-auto-tool-choice: its models call tools.
+        { id: 'provider_b', name: 'B', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', tools: true, timeouts: { connectMs: 2_000 } }] },
         { id: 'provider_d', name: 'D', engines: [{ type: 'sd-webui', url: webui.url }] },
       ],
       interfaces: {
