@@ -19,7 +19,8 @@ export interface LlamaModelWorkerOptions {
 
 type Pending =
   | { kind: 'generate'; push: (event: FromWorker) => void }
-  | { kind: 'tokenize'; resolve: (tokens: number[]) => void; reject: (error: Error) => void };
+  | { kind: 'tokenize'; resolve: (tokens: number[]) => void; reject: (error: Error) => void }
+  | { kind: 'embed'; resolve: (result: { vectors: number[][]; promptTokens: number }) => void; reject: (error: Error) => void };
 
 interface Waiter {
   resolve: (slot: number) => void;
@@ -124,9 +125,12 @@ export class LlamaModelWorker {
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (pending.kind === 'generate') pending.push(message);
-    else if (message.type === 'tokens') {
+    else if (message.type === 'tokens' && pending.kind === 'tokenize') {
       this.pending.delete(message.id);
       pending.resolve(message.tokens);
+    } else if (message.type === 'embeddings' && pending.kind === 'embed') {
+      this.pending.delete(message.id);
+      pending.resolve({ vectors: message.vectors, promptTokens: message.promptTokens });
     } else if (message.type === 'failed') {
       this.pending.delete(message.id);
       pending.reject(new EngineError(message.reason, message.message, message.param));
@@ -280,6 +284,16 @@ export class LlamaModelWorker {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { kind: 'tokenize', resolve, reject });
       this.send({ type: 'tokenize', id, input });
+    });
+  }
+
+  /** Embeds on the worker's own embedding context (not a generation sequence). */
+  embed(inputs: (string | number[])[]): Promise<{ vectors: number[][]; promptTokens: number }> {
+    this.ensureReady();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { kind: 'embed', resolve, reject });
+      this.send({ type: 'embed', id, inputs });
     });
   }
 

@@ -20,7 +20,9 @@ export type ToWorker =
   | { type: 'load'; options: WorkerLoadOptions }
   | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar }
   | { type: 'abort'; id: number }
-  | { type: 'tokenize'; id: number; input: GenerationInput };
+  | { type: 'tokenize'; id: number; input: GenerationInput }
+  /** One vector per input (a text, or token ids), from the worker's embedding context. */
+  | { type: 'embed'; id: number; inputs: (string | number[])[] };
 
 export type FromWorker =
   | { type: 'ready'; contextLength: number }
@@ -32,4 +34,5 @@ export type FromWorker =
   /** The sequence of an aborted generation is cleared and free again. */
   | { type: 'aborted'; id: number }
   | { type: 'failed'; id: number; reason: EngineErrorReason; message: string; param?: string }
-  | { type: 'tokens'; id: number; tokens: number[] };
+  | { type: 'tokens'; id: number; tokens: number[] }
+  | { type: 'embeddings'; id: number; vectors: number[][]; promptTokens: number };

@@ -4,7 +4,7 @@
  * under Node's own type stripping (no loader), hence erasable syntax and type-only local imports.
  */
 import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluationState, LlamaLogLevel, TokenBias } from 'node-llama-cpp';
-import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaEmbeddingContext, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
 import { randomInt } from 'node:crypto';
 import type { ChatMessage, GenerationInput, SamplingParams } from '../../engine/text-engine.js';
 import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions } from './llama-protocol.js';
@@ -423,6 +423,36 @@ function tokenize(message: Extract<ToWorker, { type: 'tokenize' }>): void {
   }
 }
 
+/**
+ * The embedding context is made on the first embed call and kept: one sequence of its own, so
+ * embeddings never take a generation sequence; calls queue on it one after another.
+ */
+let embedding: Promise<LlamaEmbeddingContext> | null = null;
+let embedQueue: Promise<unknown> = Promise.resolve();
+
+function embed(message: Extract<ToWorker, { type: 'embed' }>): void {
+  const run = async () => {
+    if (!loaded) throw new Error('The model is not loaded');
+    const state = loaded;
+    embedding ??= state.model.createEmbeddingContext({ contextSize: state.sequences[0].contextSize });
+    const context = await embedding;
+    const vectors: number[][] = [];
+    let promptTokens = 0;
+    for (const [i, input] of message.inputs.entries()) {
+      const tokens = typeof input === 'string' ? state.model.tokenize(input) : (input as Token[]);
+      const limit = state.sequences[0].contextSize;
+      if (tokens.length > limit) throw refusal('invalid_request', `input[${i}] has ${tokens.length} tokens, more than the model's ${limit}`, 'input');
+      promptTokens += tokens.length;
+      vectors.push([...(await context.getEmbeddingFor(tokens)).vector]);
+    }
+    send({ type: 'embeddings', id: message.id, vectors, promptTokens });
+  };
+  embedQueue = embedQueue.then(run).catch((error: unknown) => {
+    if (isRefusal(error)) send({ type: 'failed', id: message.id, reason: error.refusal.reason, message: error.message, param: error.refusal.param });
+    else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });
+  });
+}
+
 process.on('message', (message: ToWorker) => {
   if (message.type === 'load') {
     load(message.options).catch((error: unknown) => {
@@ -431,6 +461,7 @@ process.on('message', (message: ToWorker) => {
   } else if (message.type === 'generate') void generate(message);
   else if (message.type === 'abort') running.get(message.id)?.abort();
   else if (message.type === 'tokenize') tokenize(message);
+  else if (message.type === 'embed') embed(message);
 });
 // The parent gone means nobody reads our answers: leave rather than linger as an orphan.
 process.on('disconnect', () => process.exit(0));
