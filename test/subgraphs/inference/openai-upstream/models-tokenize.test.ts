@@ -42,8 +42,8 @@ describe('models and health', () => {
   it("lists vLLM's models with max_model_len as the context length, text only", async () => {
     const engine = new OpenAiUpstreamEngine({ baseUrl: vllm.url, flavour: 'vllm' });
     expect(await engine.models()).toEqual([
-      { id: 'Qwen/Qwen2.5-7B-Instruct', contextLength: 32768, inputModalities: ['text'], urlImageInput: true, status: 'ready' },
-      { id: 'meta-llama/Llama-3.1-8B-Instruct', contextLength: 8192, inputModalities: ['text'], urlImageInput: true, status: 'ready' },
+      { id: 'Qwen/Qwen2.5-7B-Instruct', contextLength: 32768, inputModalities: ['text'], urlImageInput: true, status: 'ready', embeddings: true },
+      { id: 'meta-llama/Llama-3.1-8B-Instruct', contextLength: 8192, inputModalities: ['text'], urlImageInput: true, status: 'ready', embeddings: true },
     ]);
     await engine.close();
   });
@@ -57,7 +57,7 @@ describe('models and health', () => {
   it("lists llama.cpp's model with meta.n_ctx_train and the input modalities it declares", async () => {
     const engine = new OpenAiUpstreamEngine({ baseUrl: llama.url, flavour: 'llama.cpp' });
     expect(await engine.models()).toEqual([
-      { id: 'gemma-3-4b-it-Q4_K_M.gguf', contextLength: 131072, inputModalities: ['text', 'image'], urlImageInput: true, status: 'ready' },
+      { id: 'gemma-3-4b-it-Q4_K_M.gguf', contextLength: 131072, inputModalities: ['text', 'image'], urlImageInput: true, status: 'ready', embeddings: false },
     ]);
     await engine.close();
   });
@@ -65,7 +65,7 @@ describe('models and health', () => {
   it("Ollama's listing says nothing of context length or modalities: 0 and text", async () => {
     const ollama = await serveJson({ object: 'list', data: [{ id: 'llama3.2:latest', object: 'model', created: 1_700_000_000, owned_by: 'library' }] });
     const engine = new OpenAiUpstreamEngine({ baseUrl: ollama.url, flavour: 'ollama' });
-    expect(await engine.models()).toEqual([{ id: 'llama3.2:latest', contextLength: 0, inputModalities: ['text'], urlImageInput: true, status: 'ready' }]);
+    expect(await engine.models()).toEqual([{ id: 'llama3.2:latest', contextLength: 0, inputModalities: ['text'], urlImageInput: true, status: 'ready', embeddings: false }]);
     await engine.close();
     await ollama.close();
   });
