@@ -25,6 +25,8 @@ const MOUNTS = [
   { name: 'the gateway', mount: '/inference/gateway', keyed: false, badValue: 422 },
 ];
 
+const ALL_MOUNTS = [{ name: 'Service T', mount: '/inference/text', keyed: true, badValue: 422 }, ...MOUNTS];
+
 function client(baseUrl: string, mount: string, apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${baseUrl}${mount}/v1`, apiKey, maxRetries: 0 });
 }
@@ -95,6 +97,58 @@ describe('over a vLLM upstream', () => {
     });
   });
 
+  describe.each(ALL_MOUNTS)('logprobs on $name', ({ mount, keyed, badValue }) => {
+    const openai = () => client(platform.baseUrl, mount, keyed ? textKey : 'ignored');
+    const messages = [{ role: 'user' as const, content: 'Hi' }];
+
+    it('asks vLLM for logprobs and top_logprobs and answers them in OpenAI’s chat shape', async () => {
+      const answer = await openai().chat.completions.create({ model: MODEL, messages, logprobs: true, top_logprobs: 2 });
+      expect(lastGeneration(vllm).body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+      const content = answer.choices[0]!.logprobs!.content!;
+      expect(content.map((t) => t.token).join('')).toBe(answer.choices[0]!.message.content);
+      for (const token of content) {
+        expect(token.logprob).toBe(-0.5);
+        expect(token.bytes).toEqual([...Buffer.from(token.token, 'utf8')]);
+        expect(token.top_logprobs.map((alt) => alt.logprob)).toEqual([-1, -2]);
+      }
+      expect(answer.choices[0]!.logprobs!.refusal).toBeNull();
+    });
+
+    it('streams each chunk with the logprobs of its tokens', async () => {
+      const stream = await openai().chat.completions.create({ model: MODEL, messages, logprobs: true, stream: true });
+      let text = '';
+      let tokens = '';
+      for await (const piece of stream) {
+        const choice = piece.choices[0];
+        if (!choice?.delta.content) continue;
+        text += choice.delta.content;
+        tokens += choice.logprobs!.content!.map((t) => t.token).join('');
+        expect(choice.logprobs!.content!.every((t) => t.top_logprobs.length === 0)).toBe(true);
+      }
+      expect(tokens).toBe(text);
+      expect(text).toBe('Hello, loopback world.');
+    });
+
+    it('answers completions’ logprobs as tokens, token_logprobs, top_logprobs and text_offset', async () => {
+      const answer = await openai().completions.create({ model: MODEL, prompt: 'Once', logprobs: 1 });
+      expect(lastGeneration(vllm).body).toMatchObject({ logprobs: 1 });
+      const logprobs = answer.choices[0]!.logprobs!;
+      expect(logprobs.tokens!.join('')).toBe(answer.choices[0]!.text);
+      expect(logprobs.token_logprobs!.every((lp) => lp === -0.5)).toBe(true);
+      expect(logprobs.top_logprobs!.every((top) => Object.keys(top).length === 1)).toBe(true);
+      const offsets = logprobs.tokens!.map((_, i) => logprobs.tokens!.slice(0, i).join('').length);
+      expect(logprobs.text_offset).toEqual(offsets);
+    });
+
+    it('refuses top_logprobs without logprobs, and top_logprobs above 20, naming top_logprobs', async () => {
+      for (const body of [{ top_logprobs: 2 }, { logprobs: true, top_logprobs: 21 }]) {
+        const error = await refusal(openai().chat.completions.create({ model: MODEL, messages, ...body }));
+        expect([badValue, 400]).toContain(error.status);
+        expect(error.message).toContain('top_logprobs');
+      }
+    });
+  });
+
   it('Service T, whose table is OpenAI’s, refuses them as unknown', async () => {
     const error = await refusal(client(platform.baseUrl, '/inference/text', textKey).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], min_tokens: 3 } as never));
     expect(error.status).toBe(400);
@@ -113,6 +167,21 @@ describe('over the embedded llama.cpp', () => {
 
   afterAll(async () => {
     await running?.close();
+  });
+
+  describe.each(ALL_MOUNTS)('logprobs on $name', ({ mount, keyed, badValue }) => {
+    it('refuses logprobs naming the llama engine, chat and completions', async () => {
+      const openai = client(running.platform.baseUrl, mount, keyed ? textKey : 'ignored');
+      for (const pending of [
+        openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, logprobs: true }),
+        openai.completions.create({ model: 'tiny', prompt: 'Once', max_tokens: 2, logprobs: 0 }),
+      ]) {
+        const error = await refusal(pending);
+        expect(error.status).toBe(badValue);
+        expect(error.param).toBe('logprobs');
+        expect(error.message).toContain('logprobs is not supported by the llama engine');
+      }
+    });
   });
 
   describe.each(MOUNTS)('$name', ({ mount, keyed, badValue }) => {

@@ -214,8 +214,24 @@ export class LoopbackOpenAiServer {
     const id = chat ? 'chatcmpl-loop' : 'cmpl-loop';
     const object = chat ? 'chat.completion.chunk' : 'text_completion';
     const modelName = String(request.model);
+    // vLLM's logprobs when asked: each piece is one token of log probability -0.5, its alternatives lower.
+    const top = chat ? (request.logprobs === true ? Number(request.top_logprobs ?? 0) : undefined) : typeof request.logprobs === 'number' ? request.logprobs : undefined;
+    let offset = 0;
+    const logprobsOf = (text: string) => {
+      if (top === undefined || text === '') return {};
+      const alternatives = Array.from({ length: top }, (_, i) => ({ token: `${text}${i}`, logprob: -1 - i }));
+      if (chat) {
+        const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
+        return { logprobs: { content: [{ token: text, logprob: -0.5, bytes: bytes(text), top_logprobs: alternatives.map((alt) => ({ ...alt, bytes: bytes(alt.token) })) }] } };
+      }
+      const at = offset;
+      offset += text.length;
+      return { logprobs: { text_offset: [at], token_logprobs: [-0.5], tokens: [text], top_logprobs: [Object.fromEntries(alternatives.map((alt) => [alt.token, alt.logprob]))] } };
+    };
     const choice = (text: string | undefined, finishReason: string | null) =>
-      chat ? { index: 0, delta: text === undefined ? {} : { content: text }, finish_reason: finishReason } : { index: 0, text: text ?? '', finish_reason: finishReason };
+      chat
+        ? { index: 0, delta: text === undefined ? {} : { content: text }, ...logprobsOf(text ?? ''), finish_reason: finishReason }
+        : { index: 0, text: text ?? '', ...logprobsOf(text ?? ''), finish_reason: finishReason };
     if (request.stream !== true) {
       const text = pieces.join('');
       return this.send(res, 200, {

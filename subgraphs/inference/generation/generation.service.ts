@@ -25,6 +25,8 @@ export interface GenerateCall {
   tools?: ToolUse;
   /** vLLM's own parameters, verbatim; engines that cannot take them refuse them by name. */
   passthrough?: Record<string, unknown>;
+  /** Per-token log probabilities with `top` alternatives. */
+  logprobs?: { top: number };
   streamed: boolean;
   /** The client's: aborted when it goes away. The generation timeout is added here. */
   signal: AbortSignal;
@@ -127,7 +129,7 @@ export class GenerationService {
       });
       const events = this.runtime.registry.generate(
         withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages),
-        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), ...(call.passthrough ? { passthrough: call.passthrough } : {}), signal, onAccepted: accept },
+        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), ...(call.passthrough ? { passthrough: call.passthrough } : {}), ...(call.logprobs ? { logprobs: call.logprobs } : {}), signal, onAccepted: accept },
         undefined,
         attempts.hooks,
       );

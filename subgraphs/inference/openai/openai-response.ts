@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FinishReason, ToolCall, Usage } from '../engine/text-engine.js';
+import type { FinishReason, TokenLogprob, ToolCall, Usage } from '../engine/text-engine.js';
 
 /**
  * OpenAI's response objects, exactly as its API and the openai SDK have them: chat.completion,
@@ -34,13 +34,41 @@ export function toolCallsOf(calls: readonly ToolCall[]) {
   return calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
 }
 
-export function fullResponse(kind: Kind, c: Completion, text: string, finishReason: FinishReason, usage: Usage, extensions: Record<string, unknown> | undefined, calls: readonly ToolCall[] = []) {
+/** OpenAI's choice.logprobs: chat's {content, refusal}, completions' parallel arrays with text offsets from `offset`. */
+export function logprobsBody(kind: Kind, tokens: readonly TokenLogprob[] | undefined, offset = 0) {
+  if (!tokens) return null;
+  if (kind === 'chat') {
+    return { content: tokens.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes, top_logprobs: t.top.map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes })) })), refusal: null };
+  }
+  const textOffset: number[] = [];
+  for (const t of tokens) {
+    textOffset.push(offset);
+    offset += t.token.length;
+  }
+  return {
+    tokens: tokens.map((t) => t.token),
+    token_logprobs: tokens.map((t) => t.logprob),
+    top_logprobs: tokens.map((t) => Object.fromEntries(t.top.map((alt) => [alt.token, alt.logprob]))),
+    text_offset: textOffset,
+  };
+}
+
+export function fullResponse(
+  kind: Kind,
+  c: Completion,
+  text: string,
+  finishReason: FinishReason,
+  usage: Usage,
+  extensions: Record<string, unknown> | undefined,
+  calls: readonly ToolCall[] = [],
+  tokens?: readonly TokenLogprob[],
+) {
   // A turn that is calls alone has content null, as OpenAI answers it.
   const message = calls.length ? { role: 'assistant', content: text === '' ? null : text, refusal: null, tool_calls: toolCallsOf(calls) } : { role: 'assistant', content: text, refusal: null };
   const choice =
     kind === 'chat'
-      ? { index: 0, message, logprobs: null, finish_reason: finishReason }
-      : { index: 0, text, logprobs: null, finish_reason: finishReason };
+      ? { index: 0, message, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason }
+      : { index: 0, text, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason };
   return {
     id: c.id,
     object: kind === 'chat' ? 'chat.completion' : 'text_completion',
@@ -57,13 +85,19 @@ export function fullResponse(kind: Kind, c: Completion, text: string, finishReas
  * empty delta. With include_usage every chunk has `usage: null` and a final chunk with no choices
  * carries the usage, as OpenAI streams it.
  */
-export function chunk(kind: Kind, c: Completion, piece: { text?: string; role?: boolean; finishReason?: FinishReason; toolCall?: ToolCallPiece }, includeUsage: boolean) {
+export function chunk(
+  kind: Kind,
+  c: Completion,
+  piece: { text?: string; role?: boolean; finishReason?: FinishReason; toolCall?: ToolCallPiece; logprobs?: { tokens: readonly TokenLogprob[]; offset: number } },
+  includeUsage: boolean,
+) {
+  const logprobs = piece.logprobs ? logprobsBody(kind, piece.logprobs.tokens, piece.logprobs.offset) : null;
   const finish = piece.finishReason ?? null;
   const delta = finish ? {} : piece.toolCall ? { tool_calls: [toolCallDelta(piece.toolCall)] } : { ...(piece.role ? { role: 'assistant' } : {}), content: piece.text ?? '' };
   const choice =
     kind === 'chat'
-      ? { index: 0, delta, logprobs: null, finish_reason: finish }
-      : { index: 0, text: piece.text ?? '', logprobs: null, finish_reason: finish };
+      ? { index: 0, delta, logprobs, finish_reason: finish }
+      : { index: 0, text: piece.text ?? '', logprobs, finish_reason: finish };
   return {
     id: c.id,
     object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { GenerationEvent, ToolCall, Usage } from '../engine/text-engine.js';
+import type { GenerationEvent, TokenLogprob, ToolCall, Usage } from '../engine/text-engine.js';
 import { GenerationService, type GenerateCall } from '../generation/generation.service.js';
 import type { Caller } from '../protocol/caller.js';
 import type { UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -27,6 +27,7 @@ import {
   messagesOf,
   toolUseOf,
   passthroughOf,
+  logprobsOf,
   type ChatBody,
   type CompletionBody,
 } from '../protocol/generation-request.js';
@@ -76,6 +77,8 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     if (Array.isArray(guided)) throw new WireError(badValueStatus(iface), 'invalid_value', guided[1], guided[0]);
     const tools = 'messages' in body ? toolUseOf(body) : undefined;
     if (Array.isArray(tools)) throw new WireError(badValueStatus(iface), 'invalid_value', tools[1], tools[0]);
+    const logprobs = logprobsOf(body);
+    if (Array.isArray(logprobs)) throw new WireError(badValueStatus(iface), 'invalid_value', logprobs[1], logprobs[0]);
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
     const completion = newCompletion(kind, body.model);
@@ -103,6 +106,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       ...(guided ? { guided } : {}),
       ...(tools ? { tools } : {}),
       ...passthroughField(body),
+      ...(logprobs ? { logprobs } : {}),
       streamed: stream,
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
@@ -131,15 +135,19 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     if (!stream) {
       let text = '';
       const calls: ToolCall[] = [];
+      const tokens: TokenLogprob[] | undefined = logprobs ? [] : undefined;
       let event: GenerationEvent = first;
       try {
         for (;;) {
           if (event.type === 'done') {
             run.finish({ status: 200, usage: event.usage });
-            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions, calls));
+            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions, calls, tokens));
             return;
           }
-          if (event.type === 'delta') text += event.text;
+          if (event.type === 'delta') {
+            text += event.text;
+            tokens?.push(...(event.logprobs ?? []));
+          }
           else if (event.type === 'tool_call') {
             const call = (calls[event.index] ??= { id: event.id ?? newCallId(), name: event.name ?? '', arguments: '' });
             call.arguments += event.arguments;
@@ -158,6 +166,8 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     open();
     let usage: Usage | null = null;
     const begun = new Set<number>();
+    // Completions' text_offset counts from the start of the answer's text.
+    let offset = 0;
     try {
       let event: GenerationEvent = first;
       for (;;) {
@@ -170,7 +180,10 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           run.finish({ status: 200, usage });
           return;
         }
-        if (event.type === 'delta' && event.text) send(chunk(kind, completion, { text: event.text }, includeUsage));
+        if (event.type === 'delta' && event.text) {
+          send(chunk(kind, completion, { text: event.text, ...(logprobs ? { logprobs: { tokens: event.logprobs ?? [], offset } } : {}) }, includeUsage));
+          offset += event.text.length;
+        }
         else if (event.type === 'tool_call') {
           // A call's first delta carries its id and name, whatever the engine's first piece held.
           const first = !begun.has(event.index);

@@ -177,6 +177,8 @@ export function chatSchema(iface: WireInterface) {
       tools: z.array(tool).min(1).max(128).optional(),
       tool_choice: toolChoice.optional(),
       parallel_tool_calls: z.boolean().optional(),
+      logprobs: z.boolean().optional(),
+      top_logprobs: int.min(0).max(20).optional(),
     });
     chatSchemas.set(iface, (schema = z.preprocess(withoutNulls, chat)));
   }
@@ -189,7 +191,7 @@ export function completionSchema(iface: WireInterface) {
     // OpenAI also takes a prompt as an array; one prompt per request here (one sequence).
     const prompt = z.union([z.string(), z.array(z.string()).length(1)]);
     const { response_format: _unused, ...extras } = extrasOf(iface);
-    completionSchemas.set(iface, (schema = z.preprocess(withoutNulls, z.strictObject({ ...extras, prompt }))));
+    completionSchemas.set(iface, (schema = z.preprocess(withoutNulls, z.strictObject({ ...extras, prompt, logprobs: int.min(0).max(5).optional() }))));
   }
   return schema as z.ZodType<CompletionBody>;
 }
@@ -245,10 +247,24 @@ export interface ChatBody extends GenerationBody {
   tools?: z.infer<typeof tool>[];
   tool_choice?: z.infer<typeof toolChoice>;
   parallel_tool_calls?: boolean;
+  logprobs?: boolean;
+  top_logprobs?: number;
 }
 
 export interface CompletionBody extends GenerationBody {
   prompt: string | [string];
+  /** Completions' form: the number of alternatives per token (0-5). */
+  logprobs?: number;
+}
+
+/**
+ * The log probabilities a body asks for: chat's logprobs true with top_logprobs alternatives
+ * (which need logprobs true), or completions' logprobs count.
+ */
+export function logprobsOf(body: ChatBody | CompletionBody): { top: number } | BodyConflict | undefined {
+  if (!('messages' in body)) return typeof body.logprobs === 'number' ? { top: body.logprobs } : undefined;
+  if (body.top_logprobs !== undefined && body.logprobs !== true) return ['top_logprobs', 'top_logprobs is only allowed when logprobs is true'];
+  return body.logprobs === true ? { top: body.top_logprobs ?? 0 } : undefined;
 }
 
 export type TokenizeBody = z.infer<typeof tokenizeSchema>;

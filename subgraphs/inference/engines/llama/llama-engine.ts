@@ -186,6 +186,7 @@ export class LlamaEngine implements TextEngine {
     const sampling = request.sampling;
     const vllmOwn = Object.keys(request.passthrough ?? {})[0];
     if (vllmOwn !== undefined) throw new EngineError('unsupported_parameter', `${vllmOwn} is not supported by the llama engine`, vllmOwn);
+    if (request.logprobs) throw new EngineError('unsupported_parameter', 'logprobs is not supported by the llama engine', 'logprobs');
     for (const [name, wire] of Object.entries(UNSUPPORTED)) {
       if (sampling[name as SamplingParam] !== undefined) throw new EngineError('unsupported_parameter', `${wire} is not supported by the llama engine`, wire);
     }

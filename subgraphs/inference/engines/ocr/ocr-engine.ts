@@ -112,6 +112,7 @@ export class OcrEngine implements TextEngine {
     if (request.guided) throw new EngineError('unsupported_parameter', `guided_${request.guided.kind} is not supported by the ocr engine`, `guided_${request.guided.kind}`);
     const vllmOwn = Object.keys(request.passthrough ?? {})[0];
     if (vllmOwn !== undefined) throw new EngineError('unsupported_parameter', `${vllmOwn} is not supported by the ocr engine`, vllmOwn);
+    if (request.logprobs) throw new EngineError('unsupported_parameter', 'logprobs is not supported by the ocr engine', 'logprobs');
     const images = imageParts(request.input);
     const { maxTokens, stop = [] } = request.sampling;
 

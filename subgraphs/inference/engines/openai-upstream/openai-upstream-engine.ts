@@ -14,7 +14,7 @@ import type {
   TokenizeResult,
   Usage,
 } from '../../engine/text-engine.js';
-import { EngineError, type EmbeddingRequest, type EmbeddingResult } from '../../engine/text-engine.js';
+import { EngineError, type EmbeddingRequest, type EmbeddingResult, type TokenLogprob } from '../../engine/text-engine.js';
 import { guardedImageFetcher, type ImageFetcher, type PrivateImageUrls } from '../../image-input/image-fetcher.js';
 import { IMAGE_INPUT_DEFAULTS, inlineImageUrl } from '../../image-input/image-input.js';
 import { readSseEvents } from './sse-events.js';
@@ -157,6 +157,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
       ...samplingBody(this.flavour, request.sampling),
       ...guidedBody(this.flavour, request.guided, request.input),
       ...passthrough,
+      ...(request.logprobs ? (chat ? { logprobs: true, top_logprobs: request.logprobs.top } : { logprobs: request.logprobs.top }) : {}),
       stream: true,
       // Without it a stream carries no usage; with it the last chunk has the exact counts.
       stream_options: { include_usage: true },
@@ -184,7 +185,10 @@ export class OpenAiUpstreamEngine implements TextEngine {
           const chunk = payload as StreamChunk;
           for (const choice of chunk.choices ?? []) {
             const text = chat ? choice.delta?.content : choice.text;
-            if (typeof text === 'string' && text !== '') yield { type: 'delta', text };
+            if (typeof text === 'string' && text !== '') {
+              const logprobs = request.logprobs ? tokenLogprobs(chat, choice.logprobs) : undefined;
+              yield logprobs ? { type: 'delta', text, logprobs } : { type: 'delta', text };
+            }
             for (const call of (chat && Array.isArray(choice.delta?.tool_calls) ? choice.delta.tool_calls : []) as WireToolCallDelta[]) {
               if (!Number.isInteger(call?.index)) throw this.malformed('The upstream engine streamed a tool call in an unknown shape');
               const name = call.function?.name;
@@ -524,7 +528,7 @@ function wireMessages(messages: readonly ChatMessage[]): unknown[] {
 }
 
 interface StreamChunk {
-  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown; finish_reason?: string | null }[];
+  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown; logprobs?: unknown; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
 }
 
@@ -554,4 +558,31 @@ function positive(value: unknown): number | undefined {
 
 function isTokenList(value: unknown): value is number[] {
   return Array.isArray(value) && value.every((token) => Number.isInteger(token));
+}
+
+/** A chunk's log probabilities in OpenAI's (vLLM's) shapes: chat's {content: [...]}, completions' parallel arrays. */
+function tokenLogprobs(chat: boolean, wire: unknown): TokenLogprob[] | undefined {
+  if (typeof wire !== 'object' || wire === null) return undefined;
+  const bytesOf = (value: unknown) => (Array.isArray(value) ? (value as number[]) : null);
+  if (chat) {
+    const content = (wire as { content?: unknown }).content;
+    if (!Array.isArray(content)) return undefined;
+    return content.map((entry: { token?: unknown; logprob?: unknown; bytes?: unknown; top_logprobs?: unknown }) => ({
+      token: String(entry.token ?? ''),
+      logprob: Number(entry.logprob),
+      bytes: bytesOf(entry.bytes),
+      top: (Array.isArray(entry.top_logprobs) ? entry.top_logprobs : []).map((alt: { token?: unknown; logprob?: unknown; bytes?: unknown }) => ({
+        token: String(alt.token ?? ''),
+        logprob: Number(alt.logprob),
+        bytes: bytesOf(alt.bytes),
+      })),
+    }));
+  }
+  const { tokens, token_logprobs: logprobs, top_logprobs: tops } = wire as { tokens?: unknown; token_logprobs?: unknown; top_logprobs?: unknown };
+  if (!Array.isArray(tokens) || !Array.isArray(logprobs)) return undefined;
+  const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
+  return tokens.map((token: unknown, i) => {
+    const top = Array.isArray(tops) && typeof tops[i] === 'object' && tops[i] !== null ? Object.entries(tops[i] as Record<string, unknown>) : [];
+    return { token: String(token), logprob: Number(logprobs[i]), bytes: bytes(String(token)), top: top.map(([alt, lp]) => ({ token: alt, logprob: Number(lp), bytes: bytes(alt) })) };
+  });
 }
