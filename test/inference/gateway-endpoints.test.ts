@@ -102,6 +102,7 @@ describe('GET /v1/routes', () => {
         'POST /v1/chat/completions',
         'POST /v1/completions',
         'POST /v1/tokenize',
+        'POST /v1/embeddings',
         'POST /v1/images/generations',
         'POST /v1/images/edits',
         'POST /v1/images/upscale',
