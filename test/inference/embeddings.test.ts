@@ -113,7 +113,16 @@ describe.each(MOUNTS)('POST /v1/embeddings on $name', ({ mount, key }) => {
     for (const error of [await embeddings.create({ model: MODEL, input: '' }).catch((e: unknown) => e)]) {
       expect((error as InstanceType<typeof OpenAI.APIError>).status).toBeLessThan(500);
     }
+    const tooMany = await embeddings.create({ model: MODEL, input: Array.from({ length: 2049 }, () => 'x') }).catch((e: unknown) => e);
+    expect((tooMany as InstanceType<typeof OpenAI.APIError>).status).toBeGreaterThanOrEqual(400);
+    expect((tooMany as InstanceType<typeof OpenAI.APIError>).status).toBeLessThan(500);
     expect(vllm.requests.some((r) => r.path === '/v1/embeddings')).toBe(false);
+  });
+
+  it('passes dimensions and null-as-absent fields to the vLLM upstream as it decides', async () => {
+    await client(mount, key()).embeddings.create({ model: MODEL, input: 'x', dimensions: 4, user: null } as never);
+    const sent = vllm.requests.find((r) => r.path === '/v1/embeddings');
+    expect(sent?.body).toEqual({ model: MODEL, input: ['x'], encoding_format: 'float', dimensions: 4 });
   });
 });
 
