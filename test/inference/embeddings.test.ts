@@ -126,6 +126,22 @@ describe.each(MOUNTS)('POST /v1/embeddings on $name', ({ mount, key }) => {
   });
 });
 
+describe('a client that goes away', () => {
+  it('closes the upstream embeddings request early', async () => {
+    vllm.behaviour = { ...LoopbackOpenAiServer.defaults(), headerDelayMs: 60_000 };
+    const aborter = new AbortController();
+    const pending = client('/inference/gateway', 'ignored')
+      .embeddings.create({ model: MODEL, input: 'slow' }, { signal: aborter.signal })
+      .catch((e: unknown) => e);
+    await waitFor('the upstream request', async () => vllm.requests.some((r) => r.path === '/v1/embeddings'));
+    const closed = vllm.nextEarlyClose();
+    aborter.abort();
+    await pending;
+    await closed;
+    vllm.behaviour = LoopbackOpenAiServer.defaults();
+  });
+});
+
 describe('models that do not embed and usage', () => {
   it('lists which models embed', async () => {
     const models = (await client('/inference/gateway', 'ignored').models.list()).data as unknown as { id: string; embeddings?: boolean }[];

@@ -255,7 +255,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     this.assertServed(request.model);
     if (this.flavour !== 'vllm' && this.flavour !== 'openai') throw new EngineError('unsupported_parameter', `Embeddings are not served by this upstream (${this.flavour})`, 'model');
     const body = { model: request.model, input: request.inputs, encoding_format: 'float', ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}) };
-    const answer = await this.json('POST', '/v1/embeddings', body, request.model);
+    const answer = await this.json('POST', '/v1/embeddings', body, request.model, { signal: request.signal });
     const data = answer.data;
     const usage = answer.usage as { prompt_tokens?: unknown } | undefined;
     if (!Array.isArray(data) || typeof usage?.prompt_tokens !== 'number') throw this.malformed('The upstream engine answered the embeddings in an unknown shape');
@@ -377,7 +377,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     return engineErrorFor(failure, model);
   }
 
-  private json(method: string, path: string, body: unknown, model: string | undefined): Promise<Record<string, unknown>> {
+  private json(method: string, path: string, body: unknown, model: string | undefined, caller?: CallerBound): Promise<Record<string, unknown>> {
     return this.call(method, path, body, model, async (response) => {
       let parsed: unknown;
       try {
@@ -388,20 +388,21 @@ export class OpenAiUpstreamEngine implements TextEngine {
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw this.malformed('The upstream engine answered in an unknown shape');
       return parsed as Record<string, unknown>;
-    });
+    }, caller);
   }
 
-  // A short call (listing, probe, token count), answer read and all, under the listing deadline.
-  private async call<T>(method: string, path: string, body: unknown, model: string | undefined, read: (response: ResponseBody) => Promise<T>): Promise<T> {
+  // A short call (listing, probe, token count), answer read and all, under the listing deadline;
+  // a client's call (embeddings) under its own signal and the connect and total deadlines instead.
+  private async call<T>(method: string, path: string, body: unknown, model: string | undefined, read: (response: ResponseBody) => Promise<T>, caller?: CallerBound): Promise<T> {
     const controller = new AbortController();
-    const deadline = this.deadlines(controller, undefined, ['listing']);
+    const deadline = this.deadlines(controller, caller?.signal, caller ? ['connect', 'total'] : ['listing']);
     this.inFlight.add(controller);
     try {
       const response = await this.send(method, path, body, controller, deadline, model);
       try {
         return await read(response.body);
       } catch (error) {
-        throw this.mapFailure(error, deadline, undefined, 'stream');
+        throw this.mapFailure(error, deadline, caller?.signal, 'stream');
       }
     } finally {
       deadline.clear('all');
@@ -541,6 +542,11 @@ interface ModelEntry {
 }
 
 // Passes the body through, calling `first` when its first chunk arrives.
+/** A call made for a client: its signal ends the upstream request. */
+interface CallerBound {
+  signal: AbortSignal;
+}
+
 async function* firstByte(body: AsyncIterable<Buffer>, first: () => void): AsyncGenerator<Buffer> {
   let seen = false;
   for await (const chunk of body) {
