@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -139,7 +140,7 @@ export class LlamaEngine implements TextEngine {
     await this.scanRecent();
     return [...this.entries.values()]
       .map(({ worker }): EngineModel => {
-        const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status, embeddings: true };
+        const model: EngineModel = { id: worker.id, contextLength: worker.contextLength, inputModalities: ['text'], urlImageInput: false, status: worker.status, embeddings: true, tools: true };
         if (worker.error !== undefined) model.error = worker.error;
         return model;
       })
@@ -168,17 +169,17 @@ export class LlamaEngine implements TextEngine {
     return entry.worker;
   }
 
-  private grammar(request: GenerationRequest): WorkerGrammar | undefined {
+  private grammar(request: GenerationRequest, param = 'guided_json'): WorkerGrammar | undefined {
     const guided = request.guided;
     if (!guided) return undefined;
     if (guided.kind === 'regex') return { kind: 'gbnf', gbnf: regexToGbnf(guided.pattern), param: 'guided_regex' };
     if (guided.kind === 'choice') return { kind: 'gbnf', gbnf: choiceToGbnf(guided.choices), param: 'guided_choice' };
     if (typeof guided.schema !== 'object' || guided.schema === null || Array.isArray(guided.schema)) {
-      throw new EngineError('invalid_request', 'guided_json must be a JSON schema object', 'guided_json');
+      throw new EngineError('invalid_request', `${param} must be a JSON schema object`, param);
     }
     const schema = withBoundedIntegers(guided.schema);
     const unenforced = unenforceableKeyword(schema, '');
-    if (unenforced) throw new EngineError('unsupported_parameter', `guided_json uses "${unenforced.keyword}"${unenforced.at ? ` (at ${unenforced.at})` : ''}, which the llama engine cannot enforce`, 'guided_json');
+    if (unenforced) throw new EngineError('unsupported_parameter', `${param} uses "${unenforced.keyword}"${unenforced.at ? ` (at ${unenforced.at})` : ''}, which the llama engine cannot enforce`, param);
     return { kind: 'json', schema: schema as Record<string, unknown> };
   }
 
@@ -201,9 +202,11 @@ export class LlamaEngine implements TextEngine {
 
   async *generate(request: GenerationRequest): AsyncIterable<GenerationEvent> {
     this.checkSampling(request);
-    const grammar = this.grammar(request);
+    const call = callSchema(request);
+    const grammar = call ? this.grammar({ ...request, guided: { kind: 'json', schema: call } }, 'tools') : this.grammar(request);
     const worker = await this.worker(request.model);
-    yield* worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted);
+    const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted);
+    yield* call ? asToolCall(events) : events;
   }
 
   async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
@@ -235,6 +238,59 @@ export class LlamaEngine implements TextEngine {
     await this.scanning;
     await Promise.all([...this.entries.values()].map(({ worker }) => worker.close()));
     this.entries.clear();
+  }
+}
+
+/**
+ * The grammar's schema for a turn that must be a call ('required' or a named tool): one object
+ * {"name": <a tool's name>, "arguments": <that tool's parameters>}. 'none' and 'auto' answer text.
+ */
+function callSchema(request: GenerationRequest): Record<string, unknown> | undefined {
+  const tools = request.tools;
+  if (!tools || tools.choice === 'none' || tools.choice === 'auto') return undefined;
+  const choice = tools.choice;
+  const chosen = typeof choice === 'object' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
+  if (chosen.length === 0) throw new EngineError('invalid_request', 'tool_choice names a function that is not in tools', 'tool_choice');
+  const shapes = chosen.map((tool) => ({
+    type: 'object',
+    properties: { name: { const: tool.name }, arguments: tool.parameters ?? { type: 'object', properties: {} } },
+    required: ['name', 'arguments'],
+    additionalProperties: false,
+  }));
+  return shapes.length === 1 ? shapes[0] : { oneOf: shapes };
+}
+
+// The call's text up to its arguments; the grammar writes name before arguments, as the schema lists them.
+const CALL_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/u;
+
+/**
+ * The call's JSON read back as tool_call pieces while it is written: the name once the head is
+ * complete, then the arguments' text, holding back the wrapper's closing brace.
+ */
+async function* asToolCall(events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+  let text = '';
+  let sent = 0;
+  let head: RegExpExecArray | null = null;
+  const id = `call_${randomBytes(12).toString('hex')}`;
+  for await (const event of events) {
+    if (event.type === 'delta') {
+      text += event.text;
+      if (!head) {
+        head = CALL_HEAD.exec(text);
+        if (!head) continue;
+        yield { type: 'tool_call', index: 0, id, name: JSON.parse(head[1]) as string, arguments: '' };
+      }
+      const safe = text.slice(head[0].length).replace(/\s*\}?\s*$/u, '');
+      if (safe.length > sent) yield { type: 'tool_call', index: 0, arguments: safe.slice(sent) };
+      sent = Math.max(sent, safe.length);
+    } else if (event.type === 'done') {
+      if (head) {
+        const args = text.slice(head[0].length).replace(/\s*\}\s*$/u, '');
+        if (args.length > sent) yield { type: 'tool_call', index: 0, arguments: args.slice(sent) };
+      }
+      // A call cut by max_tokens stays 'length'.
+      yield { ...event, finishReason: event.finishReason === 'stop' && head ? 'tool_calls' : event.finishReason };
+    } else yield event;
   }
 }
 

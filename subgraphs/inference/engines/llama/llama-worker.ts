@@ -63,6 +63,12 @@ function text(message: ChatMessage): string {
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
+/** An assistant turn's calls as the JSON the call grammar makes the model write, one a line. */
+function renderedCalls(message: ChatMessage): string {
+  const calls = (message.toolCalls ?? []).map((call) => `{"name":${JSON.stringify(call.name)},"arguments":${call.arguments}}`);
+  return calls.length === 0 ? '' : `${message.content ? '\n' : ''}${calls.join('\n')}`;
+}
+
 /** The prompt's tokens (the model's own chat template applied for chat) and, for chat, the template's stop triggers as token runs. */
 function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[]; triggers: Token[][] } {
   const { model } = state;
@@ -74,7 +80,9 @@ function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[];
       const content = text(message);
       if (message.role === 'system') return { type: 'system', text: content };
       if (message.role === 'user') return { type: 'user', text: content };
-      return { type: 'model', response: [content] };
+      // A tool's result reaches the model as a user turn naming the call it answers.
+      if (message.role === 'tool') return { type: 'user', text: `Result of tool call ${message.toolCallId ?? ''}: ${content}` };
+      return { type: 'model', response: [content + renderedCalls(message)] };
     });
     chatHistory.push({ type: 'model', response: [] });
     const rendered = state.chatWrapper.generateContextState({ chatHistory });

@@ -113,6 +113,7 @@ export class OcrEngine implements TextEngine {
     const vllmOwn = Object.keys(request.passthrough ?? {})[0];
     if (vllmOwn !== undefined) throw new EngineError('unsupported_parameter', `${vllmOwn} is not supported by the ocr engine`, vllmOwn);
     if (request.logprobs) throw new EngineError('unsupported_parameter', 'logprobs is not supported by the ocr engine', 'logprobs');
+    if (request.tools) throw new EngineError('unsupported_parameter', 'tools are not supported: the OCR model cannot call tools', 'tools');
     const images = imageParts(request.input);
     const { maxTokens, stop = [] } = request.sampling;
 

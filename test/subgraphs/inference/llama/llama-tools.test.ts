@@ -1,0 +1,115 @@
+import { Ajv } from 'ajv';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FinishReason, GenerationEvent, GenerationRequest, ToolDefinition, ToolUse } from '../../../../subgraphs/inference/engine/text-engine.js';
+import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
+import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import { collect } from './collect.js';
+
+let dir: string;
+let engine: LlamaEngine;
+
+const WEATHER: ToolDefinition = {
+  name: 'get_weather',
+  parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false },
+};
+const TIME: ToolDefinition = { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['UTC', 'CET'] } }, required: ['zone'], additionalProperties: false } };
+const SEEDS = [1, 2, 3, 4];
+
+function request(tools: ToolUse, seed: number, messages: GenerationRequest['input'] = { kind: 'chat', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }] }): GenerationRequest {
+  return { model: 'good', input: messages, sampling: { maxTokens: 120, seed, temperature: 1 }, tools, signal: new AbortController().signal };
+}
+
+interface Calls {
+  calls: { id?: string; name?: string; arguments: string }[];
+  pieces: number;
+  text: string;
+  finishReason?: FinishReason;
+}
+
+async function calls(events: AsyncIterable<GenerationEvent>): Promise<Calls> {
+  const out: Calls = { calls: [], pieces: 0, text: '' };
+  for await (const event of events) {
+    if (event.type === 'tool_call') {
+      out.pieces++;
+      const call = (out.calls[event.index] ??= { arguments: '' });
+      if (event.id) call.id = event.id;
+      if (event.name) call.name = event.name;
+      call.arguments += event.arguments;
+    } else if (event.type === 'delta') out.text += event.text;
+    else out.finishReason = event.finishReason;
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'llama-tools-'));
+  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11 });
+  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 512, maxWaiting: 4, rescanMs: 0 });
+  await engine.settled();
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('tool calling on the llama engine', () => {
+  it('lists its models as calling tools', async () => {
+    expect((await engine.models())[0]?.tools).toBe(true);
+  });
+
+  it("with 'required' answers one call of a listed tool whose streamed arguments validate against its schema, whatever the seed", async () => {
+    const ajv = new Ajv();
+    const validators = { get_weather: ajv.compile(WEATHER.parameters!), get_time: ajv.compile(TIME.parameters!) };
+    for (const seed of SEEDS) {
+      const answer = await calls(engine.generate(request({ definitions: [WEATHER, TIME], choice: 'required', parallel: false }, seed)));
+      const context = `seed ${seed}: ${JSON.stringify(answer)}`;
+      expect(answer.finishReason, context).toBe('tool_calls');
+      expect(answer.text, context).toBe('');
+      expect(answer.calls, context).toHaveLength(1);
+      const [call] = answer.calls;
+      expect(call.id, context).toMatch(/^call_/);
+      expect(['get_weather', 'get_time'], context).toContain(call.name);
+      expect(validators[call.name as 'get_weather'](JSON.parse(call.arguments)), context).toBe(true);
+      expect(answer.pieces, context).toBeGreaterThan(2);
+    }
+  }, 240_000);
+
+  it('with a named tool calls that tool', async () => {
+    for (const seed of SEEDS) {
+      const answer = await calls(engine.generate(request({ definitions: [WEATHER, TIME], choice: { name: 'get_time' }, parallel: true }, seed)));
+      expect(answer.finishReason).toBe('tool_calls');
+      expect(answer.calls[0]?.name).toBe('get_time');
+      expect(['UTC', 'CET']).toContain((JSON.parse(answer.calls[0]!.arguments) as { zone: string }).zone);
+    }
+  }, 240_000);
+
+  it("with 'none' answers text", async () => {
+    const answer = await calls(engine.generate(request({ definitions: [WEATHER], choice: 'none', parallel: true }, 1)));
+    expect(answer.calls).toHaveLength(0);
+    expect(answer.finishReason).not.toBe('tool_calls');
+  }, 120_000);
+
+  it('accepts a history with an assistant call and its tool result', async () => {
+    const history: GenerationRequest['input'] = {
+      kind: 'chat',
+      messages: [
+        { role: 'user', content: 'What is the weather in Oslo?' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo","days":1}' }] },
+        { role: 'tool', toolCallId: 'call_1', content: '{"temperature":4}' },
+      ],
+    };
+    const answer = await collect(engine.generate(request({ definitions: [WEATHER], choice: 'none', parallel: true }, 2, history)));
+    expect(['stop', 'length']).toContain(answer.finishReason);
+    expect(answer.usage.promptTokens).toBeGreaterThan(20);
+  }, 120_000);
+
+  it('a call cut by max_tokens ends with length', async () => {
+    const cut = { ...request({ definitions: [WEATHER], choice: 'required', parallel: false }, 3), sampling: { maxTokens: 12, seed: 3, temperature: 1 } };
+    const answer = await calls(engine.generate(cut));
+    expect(answer.finishReason).toBe('length');
+  }, 120_000);
+});
