@@ -122,8 +122,22 @@ describe('guided output on the gateway', () => {
     const onGateway = await refusal(chat(gateway(), { response_format: { type: 'json_schema', json_schema: { name: 'id', schema: patterned } } }));
     expect(onGateway).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'guided_json' });
     expect(onGateway.message).toContain('pattern');
-    const anyOf = await refusal(chat(gateway(), { guided_json: { anyOf: [{ type: 'string' }, { type: 'null' }] } }));
-    expect(anyOf).toMatchObject({ code: 'unsupported_parameter', param: 'guided_json' });
+  });
+
+  it('anyOf of two object shapes is enforced as their alternation', async () => {
+    const either = {
+      anyOf: [
+        { type: 'object', properties: { cat: { type: 'string', maxLength: 8 } }, required: ['cat'], additionalProperties: false },
+        { type: 'object', properties: { dog: { type: 'boolean' } }, required: ['dog'], additionalProperties: false },
+      ],
+    };
+    const check = new Ajv().compile(either);
+    for (const seed of [1, 2, 3]) {
+      const done = await chat(gateway(), { guided_json: either, max_tokens: 80, seed, temperature: 1 });
+      expect(done.choices[0]!.finish_reason).toBe('stop');
+      const parsed: unknown = JSON.parse(done.choices[0]!.message.content!);
+      expect(check(parsed), JSON.stringify(check.errors)).toBe(true);
+    }
   });
 
   it('two guided parameters at once are refused, 422 on the gateway and 400 on Service I', async () => {

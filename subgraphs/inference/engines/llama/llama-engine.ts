@@ -333,7 +333,8 @@ const INTEGER_BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaxi
 
 /**
  * The schema with every bounded integer (minimum/maximum, exclusive or not, multipleOf) written as
- * the enum of its values, which the grammar enforces; a wider or unbounded range is left, and refused.
+ * the enum of its values, which the grammar enforces (a wider or unbounded range is left, and refused),
+ * and anyOf written as the grammar's oneOf.
  */
 function withBoundedIntegers(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withBoundedIntegers);
@@ -343,8 +344,9 @@ function withBoundedIntegers(schema: unknown): unknown {
   for (const [keyword, value] of Object.entries(record)) {
     const nested = keyword === 'properties' || keyword === '$defs'
       ? Object.fromEntries(Object.entries((value ?? {}) as Record<string, unknown>).map(([name, child]) => [name, withBoundedIntegers(child)]))
-      : ['items', 'additionalProperties', 'oneOf', 'prefixItems'].includes(keyword) ? withBoundedIntegers(value) : value;
-    out[keyword] = nested;
+      : ['items', 'additionalProperties', 'oneOf', 'anyOf', 'prefixItems'].includes(keyword) ? withBoundedIntegers(value) : value;
+    // The grammar's oneOf is an alternation (any one branch matches), which is exactly anyOf.
+    out[keyword === 'anyOf' && record.oneOf === undefined ? 'oneOf' : keyword] = nested;
   }
   const values = record.type === 'integer' && record.enum === undefined && record.const === undefined ? integerRange(record) : undefined;
   if (!values) return out;
