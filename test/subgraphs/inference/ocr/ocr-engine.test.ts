@@ -157,6 +157,12 @@ describe('what an OCR model refuses', () => {
     expect(engine.unsupported.has('maxTokens')).toBe(false);
   });
 
+  it('refuses tools: the OCR model cannot call them', async () => {
+    const tools = { definitions: [{ name: 'f', parameters: { type: 'object' } }], choice: 'required' as const, parallel: false };
+    const refused = await refusal(collect(engine, chat([imageMessage(dataUri(TAXIS))], { tools })));
+    expect(refused).toMatchObject({ reason: 'unsupported_parameter', param: 'tools' });
+  });
+
   it('refuses data URIs that are not images, whatever they declare', async () => {
     const cases = [
       'data:text/plain;base64,' + Buffer.from('hello world, not an image').toString('base64'),
