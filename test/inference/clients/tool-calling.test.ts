@@ -14,7 +14,8 @@ import { baseUrlOf, keyOf, ROUTES, startClientPlatform, type ClientPlatform } fr
  */
 let running: ClientPlatform;
 
-// The embedded llama engine does not call tools yet (issue 34, its H1 part): its routes run once it does.
+// Off over the embedded engine: it calls tools ('required' or named), but the random-weight model
+// writes the unbounded city string past these tests' max tokens, so its calls end cut (length).
 const EMBEDDED_CALLS_TOOLS = false;
 
 beforeAll(async () => {

@@ -243,11 +243,19 @@ export class LlamaEngine implements TextEngine {
 
 /**
  * The grammar's schema for a turn that must be a call ('required' or a named tool): one object
- * {"name": <a tool's name>, "arguments": <that tool's parameters>}. 'none' and 'auto' answer text.
+ * {"name": <a tool's name>, "arguments": <that tool's parameters>}. 'none' answers text. 'auto'
+ * is refused, as vLLM refuses it without a tool-call parser: answering text would ignore the tools.
  */
 function callSchema(request: GenerationRequest): Record<string, unknown> | undefined {
   const tools = request.tools;
-  if (!tools || tools.choice === 'none' || tools.choice === 'auto') return undefined;
+  if (!tools || tools.choice === 'none') return undefined;
+  if (tools.choice === 'auto') {
+    throw new EngineError(
+      'unsupported_parameter',
+      "tool_choice 'auto' is not supported by the llama engine: it calls tools when asked to ('required' or a named function), held to the call by a grammar; 'none' answers text",
+      'tool_choice',
+    );
+  }
   const choice = tools.choice;
   const chosen = typeof choice === 'object' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
   if (chosen.length === 0) throw new EngineError('invalid_request', 'tool_choice names a function that is not in tools', 'tool_choice');

@@ -93,6 +93,11 @@ describe('tool calling on the llama engine', () => {
     expect(answer.finishReason).not.toBe('tool_calls');
   }, 120_000);
 
+  it("refuses 'auto', naming tool_choice, rather than answer text that ignores the tools", async () => {
+    const refused = await calls(engine.generate(request({ definitions: [WEATHER, TIME], choice: 'auto', parallel: true }, 1))).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'EngineError', reason: 'unsupported_parameter', param: 'tool_choice' });
+  });
+
   it('accepts a history with an assistant call and its tool result', async () => {
     const history: GenerationRequest['input'] = {
       kind: 'chat',
