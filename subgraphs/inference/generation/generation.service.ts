@@ -196,18 +196,7 @@ export class GenerationService {
       ({ status, code: errorCode } = call.outcomeOf(error));
       throw error;
     } finally {
-      this.runtime.usage.record({
-        ...attempts.who(),
-        provider: attempts.provider,
-        model: call.model,
-        promptTokens: count,
-        completionTokens: 0,
-        latencyMs: performance.now() - startedAt,
-        timeToFirstTokenMs: null,
-        streamed: false,
-        status,
-        errorCode,
-      });
+      this.recordPromptOnly(attempts, call.model, count, startedAt, status, errorCode);
     }
   }
 
@@ -242,19 +231,24 @@ export class GenerationService {
       ({ status, code: errorCode } = call.signal.aborted ? { status: 499, code: 'client_closed' } : call.outcomeOf(failed));
       throw failed;
     } finally {
-      this.runtime.usage.record({
-        ...attempts.who(),
-        provider: attempts.provider,
-        model: call.model,
-        promptTokens,
-        completionTokens: 0,
-        latencyMs: performance.now() - startedAt,
-        timeToFirstTokenMs: null,
-        streamed: false,
-        status,
-        errorCode,
-      });
+      this.recordPromptOnly(attempts, call.model, promptTokens, startedAt, status, errorCode);
     }
+  }
+
+  /** The usage record of a call that generates nothing (tokenize, embeddings): prompt tokens only, never streamed. */
+  private recordPromptOnly(attempts: AttemptLog, model: string, promptTokens: number, startedAt: number, status: number, errorCode: string | null): void {
+    this.runtime.usage.record({
+      ...attempts.who(),
+      provider: attempts.provider,
+      model,
+      promptTokens,
+      completionTokens: 0,
+      latencyMs: performance.now() - startedAt,
+      timeToFirstTokenMs: null,
+      streamed: false,
+      status,
+      errorCode,
+    });
   }
 
   /** The models an interface lists (of one provider when named), within the listing timeout. */
