@@ -47,6 +47,11 @@ export interface EdgeParts {
    * strip it, and the REST bridge routes on the full path.
    */
   mountAt(base: string, ...handlers: express.RequestHandler[]): void;
+  /**
+   * Express's app.use(path, ...handlers), and for a POST to exactly `path` the same handlers run
+   * without Express's router (the hot path of /graphql).
+   */
+  mountPath(path: string, ...handlers: express.RequestHandler[]): void;
 }
 
 /** What a mounted interface leaves the edge to stop, and to count. */

@@ -22,7 +22,7 @@ export const graphqlHttpAndWebsockets: PublishedInterface = {
   mount(edge) {
     const { options, graph } = edge;
     const contextOf = (req: express.Request) => ({ principal: req.principal!, requestId: String(req.id), idempotency: req.idempotency });
-    edge.app.use(
+    edge.mountPath(
       '/graphql',
       edge.guard(graphqlInterface(options.rateLimits), [], edge.sessions),
       idempotency(edge.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf, owner: edge.idempotencyOwner }),
