@@ -1,5 +1,5 @@
 import { EngineError } from './text-engine.js';
-import { refuseRegex, RegexParser, type RegexNode } from './regex-parser.js';
+import { refuseRegex, RegexParser, type ClassRange, type RegexNode } from './regex-parser.js';
 
 /*
  * guided_regex and guided_choice as llama.cpp grammars (GBNF), for the embedded llama engine and
@@ -112,4 +112,81 @@ export function choiceToGbnf(choices: string[]): string {
   if (choices.length === 0) throw new EngineError('invalid_request', 'guided_choice needs at least one choice', 'guided_choice');
   if (choices.some((choice) => choice === '')) throw new EngineError('invalid_request', 'guided_choice cannot hold an empty choice', 'guided_choice');
   return `root ::= ${[...new Set(choices)].map(gbnfLiteral).join(' | ')}\n`;
+}
+
+// What a JSON string cannot hold raw: control characters, '"' and '\'.
+const JSON_RAW_EXCLUDED: ClassRange[] = [
+  { from: 0x00, to: 0x1f },
+  { from: 0x22, to: 0x22 },
+  { from: 0x5c, to: 0x5c },
+];
+
+function jsonEscaped(codePoint: number): RegexNode {
+  return { kind: 'literal', text: JSON.stringify(String.fromCodePoint(codePoint)).slice(1, -1) };
+}
+
+function inRanges(codePoint: number, ranges: ClassRange[]): boolean {
+  return ranges.some((range) => range.from <= codePoint && codePoint <= range.to);
+}
+
+/** The ranges without the code points JSON_RAW_EXCLUDED names. */
+function withoutRawExcluded(ranges: ClassRange[]): ClassRange[] {
+  const out: ClassRange[] = [];
+  for (const range of ranges) {
+    let from = range.from;
+    for (const excluded of JSON_RAW_EXCLUDED) {
+      if (excluded.to < from || excluded.from > range.to) continue;
+      if (excluded.from > from) out.push({ from, to: excluded.from - 1 });
+      from = Math.max(from, excluded.to + 1);
+    }
+    if (from <= range.to) out.push({ from, to: range.to });
+  }
+  return out;
+}
+
+/**
+ * The regex over a JSON string's text rather than its value: a character a JSON string cannot hold
+ * raw is written as its escape. A negated class (`.`, \W, [^a]) keeps '"' and '\' as escapes and
+ * drops the control characters, so the answer is a subset of what the pattern allows.
+ */
+function asJsonText(node: RegexNode): RegexNode {
+  switch (node.kind) {
+    case 'literal':
+      return { kind: 'literal', text: JSON.stringify(node.text).slice(1, -1) };
+    case 'sequence':
+      return { kind: 'sequence', items: node.items.map(asJsonText) };
+    case 'alternation':
+      return { kind: 'alternation', options: node.options.map(asJsonText) };
+    case 'repeat':
+      return { ...node, item: asJsonText(node.item) };
+    case 'class': {
+      const escapes: RegexNode[] = [];
+      if (node.negated) {
+        for (const codePoint of [0x22, 0x5c]) if (!inRanges(codePoint, node.items)) escapes.push(jsonEscaped(codePoint));
+        const options: RegexNode[] = [{ kind: 'class', negated: true, items: [...node.items, ...JSON_RAW_EXCLUDED] }, ...escapes];
+        return options.length === 1 ? options[0] : { kind: 'alternation', options };
+      }
+      for (const excluded of JSON_RAW_EXCLUDED) {
+        for (let codePoint = excluded.from; codePoint <= excluded.to; codePoint++) if (inRanges(codePoint, node.items)) escapes.push(jsonEscaped(codePoint));
+      }
+      const kept = withoutRawExcluded(node.items);
+      const options: RegexNode[] = kept.length > 0 ? [{ kind: 'class', negated: false, items: kept }, ...escapes] : escapes;
+      return options.length === 1 ? options[0] : { kind: 'alternation', options };
+    }
+  }
+}
+
+/**
+ * A JSON schema `pattern` as a GBNF expression for the whole JSON string, quotes included. The
+ * string's value matches the pattern in full (JSON schema's pattern searches, so a full match
+ * validates too); the pattern's subset and refusals are guided_regex's.
+ */
+export function patternToJsonStringGbnf(pattern: string): string {
+  const root = new RegexParser(pattern).parse();
+  try {
+    new RegExp(pattern);
+  } catch (error) {
+    refuseRegex(`not a valid regular expression (${(error as Error).message})`);
+  }
+  return `"\\"" ${emit(asJsonText(root)).text} "\\""`;
 }

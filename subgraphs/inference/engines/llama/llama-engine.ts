@@ -17,6 +17,7 @@ import {
 } from '../../engine/text-engine.js';
 import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
 import type { WorkerGrammar } from './llama-protocol.js';
+import { boundedSchema } from './json-schema-bounds.js';
 import { LlamaModelWorker } from './llama-model-worker.js';
 
 /** How long a models-folder listing is reused. */
@@ -177,10 +178,10 @@ export class LlamaEngine implements TextEngine {
     if (typeof guided.schema !== 'object' || guided.schema === null || Array.isArray(guided.schema)) {
       throw new EngineError('invalid_request', `${param} must be a JSON schema object`, param);
     }
-    const schema = withBoundedIntegers(guided.schema);
+    const { schema, rules } = boundedSchema(guided.schema);
     const unenforced = unenforceableKeyword(schema, '');
     if (unenforced) throw new EngineError('unsupported_parameter', `${param} uses "${unenforced.keyword}"${unenforced.at ? ` (at ${unenforced.at})` : ''}, which the llama engine cannot enforce`, param);
-    return { kind: 'json', schema: schema as Record<string, unknown> };
+    return { kind: 'json', schema: schema as Record<string, unknown>, rules };
   }
 
   private checkSampling(request: GenerationRequest): void {
@@ -333,48 +334,4 @@ function unenforceableKeyword(schema: unknown, at: string): { keyword: string; a
     }
   }
   return undefined;
-}
-
-// The most integers a bounded range may hold to be enforced as their list (a grammar alternative each).
-const MAX_ENUMERATED_INTEGERS = 1024;
-const INTEGER_BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
-
-/**
- * The schema with every bounded integer (minimum/maximum, exclusive or not, multipleOf) written as
- * the enum of its values, which the grammar enforces (a wider or unbounded range is left, and refused),
- * and anyOf written as the grammar's oneOf.
- */
-function withBoundedIntegers(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withBoundedIntegers);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const record = schema as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [keyword, value] of Object.entries(record)) {
-    const nested = keyword === 'properties' || keyword === '$defs'
-      ? Object.fromEntries(Object.entries((value ?? {}) as Record<string, unknown>).map(([name, child]) => [name, withBoundedIntegers(child)]))
-      : ['items', 'additionalProperties', 'oneOf', 'anyOf', 'prefixItems'].includes(keyword) ? withBoundedIntegers(value) : value;
-    // The grammar's oneOf is an alternation (any one branch matches), which is exactly anyOf.
-    out[keyword === 'anyOf' && record.oneOf === undefined ? 'oneOf' : keyword] = nested;
-  }
-  const values = record.type === 'integer' && record.enum === undefined && record.const === undefined ? integerRange(record) : undefined;
-  if (!values) return out;
-  for (const keyword of [...INTEGER_BOUNDS, 'type']) delete out[keyword];
-  out.enum = values;
-  return out;
-}
-
-function integerRange(record: Record<string, unknown>): number[] | undefined {
-  if (!INTEGER_BOUNDS.some((keyword) => record[keyword] !== undefined)) return undefined;
-  const number = (keyword: string) => (typeof record[keyword] === 'number' && Number.isFinite(record[keyword]) ? (record[keyword] as number) : undefined);
-  const lows = [number('minimum'), number('exclusiveMinimum') === undefined ? undefined : Math.floor(number('exclusiveMinimum')!) + 1].filter((bound) => bound !== undefined);
-  const highs = [number('maximum'), number('exclusiveMaximum') === undefined ? undefined : Math.ceil(number('exclusiveMaximum')!) - 1].filter((bound) => bound !== undefined);
-  const step = number('multipleOf');
-  if (lows.length === 0 || highs.length === 0 || (record.multipleOf !== undefined && (step === undefined || step <= 0))) return undefined;
-  const low = Math.ceil(Math.max(...lows));
-  const high = Math.floor(Math.min(...highs));
-  if (high - low + 1 > MAX_ENUMERATED_INTEGERS * (step && step > 1 ? step : 1)) return undefined;
-  const values: number[] = [];
-  for (let value = low; value <= high; value++) if (step === undefined || Number.isInteger(value / step)) values.push(value);
-  // An empty range has no answer at all: left as it is, it is refused naming the keyword.
-  return values.length > 0 && values.length <= MAX_ENUMERATED_INTEGERS ? values : undefined;
 }

@@ -1,3 +1,4 @@
+import type { GrammarRule } from './json-schema-bounds.js';
 import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, Usage } from '../../engine/text-engine.js';
 
 /**
@@ -5,8 +6,11 @@ import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, 
  * channel of child_process.fork. Types only: the worker runs under Node's type stripping.
  */
 
-/** A grammar the worker builds: GBNF the parent already made (regex, choice) or a JSON schema for node-llama-cpp. */
-export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' | 'guided_choice' } | { kind: 'json'; schema: Record<string, unknown> };
+/**
+ * A grammar the worker builds: GBNF the parent already made (regex, choice) or a JSON schema for
+ * node-llama-cpp, with the rules that stand for its placeholder consts (json-schema-bounds.ts).
+ */
+export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' | 'guided_choice' } | { kind: 'json'; schema: Record<string, unknown>; rules: GrammarRule[] };
 
 export interface WorkerLoadOptions {
   modelPath: string;

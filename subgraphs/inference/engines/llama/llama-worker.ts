@@ -114,6 +114,16 @@ function jsonGrammarForClients(gbnf: string): string {
     .join('\n');
 }
 
+/**
+ * node-llama-cpp's grammar with each placeholder const's literal ("\"guided-…\"", as it writes a
+ * const string) replaced by the rule that stands for it.
+ */
+function spliceRules(gbnf: string, rules: { placeholder: string; gbnf: string }[]): string {
+  let out = gbnf;
+  for (const rule of rules) out = out.replaceAll(`"\\"${rule.placeholder}\\""`, `(${rule.gbnf})`);
+  return out;
+}
+
 async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<LlamaGrammarEvaluationState> {
   let built: LlamaGrammar;
   if (grammar.kind === 'json') {
@@ -123,7 +133,11 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
     } catch (error) {
       throw refusal('invalid_request', `guided_json is not a JSON schema this engine can enforce: ${(error as Error).message}`, 'guided_json');
     }
-    built = new LlamaGrammar(state.llama, { grammar: jsonGrammarForClients(gbnf) });
+    try {
+      built = new LlamaGrammar(state.llama, { grammar: spliceRules(jsonGrammarForClients(gbnf), grammar.rules) });
+    } catch (error) {
+      throw refusal('invalid_request', `guided_json makes a grammar llama.cpp refuses (${(error as Error).message})`, 'guided_json');
+    }
   } else {
     try {
       built = new LlamaGrammar(state.llama, { grammar: grammar.gbnf });
