@@ -68,7 +68,13 @@ export class EdgeConnections {
     if (this.draining) res.shouldKeepAlive = false;
     this.unfinished.add(res);
     res.once('close', () => this.unfinished.delete(res));
-    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0) this.watchBody(req, res);
+    // A body that came whole with its headers (most do) is complete once this read is parsed,
+    // before any microtask runs: only one still arriving is watched.
+    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0) {
+      queueMicrotask(() => {
+        if (!req.complete && !req.socket.destroyed) this.watchBody(req, res);
+      });
+    }
   }
 
   /**

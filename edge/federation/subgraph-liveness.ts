@@ -19,6 +19,18 @@ function connectFailure(host: string, port: number, timeoutMs: number): Promise<
   });
 }
 
+/** Each subgraph URL's host and port, parsed once: the few subgraph URLs are fetched on every request. */
+const hosts = new Map<string, { target: URL; host: string; port: number }>();
+function hostOf(url: string): { target: URL; host: string; port: number } {
+  let known = hosts.get(url);
+  if (!known) {
+    const target = new URL(url);
+    known = { target, host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port) || (target.protocol === 'https:' ? 443 : 80) };
+    if (hosts.size < 64) hosts.set(url, known);
+  }
+  return known;
+}
+
 /**
  * Runs `request` with a signal aborted once the subgraph's host stops accepting connections
  * while the request waits. A host whose link is cut, or that died without closing its sockets,
@@ -27,9 +39,7 @@ function connectFailure(host: string, port: number, timeoutMs: number): Promise<
  * The abort's reason carries the socket's code, which the data source reads as unreachable.
  */
 export async function whileHostAnswers<T>(url: string, request: (signal: AbortSignal) => Promise<T>, intervalMs = LIVENESS_INTERVAL_MS): Promise<T> {
-  const target = new URL(url);
-  const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
-  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const { target, host, port } = hostOf(url);
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const check = async () => {
