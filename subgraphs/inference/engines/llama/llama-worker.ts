@@ -96,10 +96,15 @@ function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[];
   return { tokens, triggers };
 }
 
+// A \u escape of a UTF-16 surrogate (D800–DFFF) would write half a character.
+const NON_SURROGATE_ESCAPE = '"\\\\u" ([0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2})';
+
 /**
  * node-llama-cpp's JSON grammar, tightened for a client that parses the answer: its integers take
- * exponents (860e515 is Infinity to JSON.parse, no integer), its exponents run to 16 digits, and
- * it ends every document with four newlines for its own chat session's stop trigger.
+ * exponents (860e515 is Infinity to JSON.parse, no integer), its exponents run to 16 digits, its
+ * \u escapes take surrogate halves, and it ends every document with four newlines for its own chat
+ * session's stop trigger. A string with a length bound keeps to the BMP: its length is then the
+ * same in code points (JSON schema, ajv) and in UTF-16 units (JavaScript's .length, zod's .max()).
  */
 function jsonGrammarForClients(gbnf: string): string {
   const exponent = ' ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
@@ -109,6 +114,11 @@ function jsonGrammarForClients(gbnf: string): string {
       if (line.startsWith('integer-number-rule ::=')) return line.replace(exponent, '');
       if (line.startsWith('fractional-number-rule ::=')) return line.replace(exponent, ' ([eE] [-+]? [0-9]{1,2})?');
       if (line.startsWith('root ::=')) return line.replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, '');
+      if (line.startsWith('string-char-rule ::=')) {
+        const char = line.replace('"\\\\u" [0-9a-fA-F]{4}', NON_SURROGATE_ESCAPE);
+        return `${char}\n${char.replace('string-char-rule', 'string-bmp-char-rule').replace('\\x00-\\x1F]', '\\x00-\\x1F\\U00010000-\\U0010FFFF]')}`;
+      }
+      if (/^string-\d+(?:-\d+)?-rule ::=/.test(line)) return line.replaceAll('string-char-rule', 'string-bmp-char-rule');
       return line;
     })
     .join('\n');

@@ -54,6 +54,8 @@ describe('guided_json on the llama engine', () => {
       const note = (value as { note: string }).note;
       expect(note, `seed ${seed}: ${text}`).not.toContain('\uFFFD');
       expect([...note].length, `seed ${seed}: ${text}`).toBe(10);
+      // JavaScript's length (UTF-16 units), which zod's .max() checks, agrees: no character outside the BMP.
+      expect(note.length, `seed ${seed}: ${text}`).toBe(10);
     }
   }, 240_000);
 
