@@ -189,56 +189,48 @@ export class LoopbackOpenAiServer {
         ? this.error(res, 400, message, 'BadRequestError')
         : this.send(res, 400, { error: { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: promptTokens, n_ctx: context } });
     }
-    const pieces: string[] = [];
-    let finish: 'stop' | 'length' = 'stop';
-    let produced = '';
-    const stops = Array.isArray(request.stop) ? (request.stop as string[]) : typeof request.stop === 'string' ? [request.stop] : [];
-    for (const piece of this.behaviour.reply) {
-      if (pieces.length >= maxTokens) {
-        finish = 'length';
-        break;
-      }
-      const hit = stops.map((stop) => (produced + piece).indexOf(stop, Math.max(0, produced.length - stop.length))).find((at) => at !== -1);
-      if (hit !== undefined) {
-        const kept = (produced + piece).slice(produced.length, hit);
-        if (kept) pieces.push(kept);
-        break;
-      }
-      pieces.push(piece);
-      produced += piece;
-    }
+    // vLLM's n: choice i > 0 answers the reply with " <i>" before its last piece, so each choice's text is known.
+    const n = typeof request.n === 'number' ? request.n : 1;
+    // llama-server's OpenAI endpoints refuse more than one choice.
+    if (n !== 1 && this.flavour === 'llama.cpp') return this.error(res, 400, 'Only one completion choice is allowed');
+    const answers = Array.from({ length: n }, (_, i) => this.cut(i === 0 ? this.behaviour.reply : [...this.behaviour.reply.slice(0, -1), ` ${i}`, ...this.behaviour.reply.slice(-1)], maxTokens, request.stop));
+    const pieces = answers[0]!.pieces;
+    const finish = answers[0]!.finish;
     const calls = chat && Array.isArray(request.tools) && request.tool_choice !== 'none' ? (this.behaviour.toolCalls ?? chosenCalls(request)) : [];
-    if (calls.length) return this.callTools(res, request, calls, promptTokens);
-    const usage = { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length };
+    if (calls.length) return this.callTools(res, request, calls, promptTokens, n);
+    const produced = answers.reduce((sum, answer) => sum + answer.pieces.length, 0);
+    const usage = { prompt_tokens: promptTokens, completion_tokens: produced, total_tokens: promptTokens + produced };
     this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
     const id = chat ? 'chatcmpl-loop' : 'cmpl-loop';
     const object = chat ? 'chat.completion.chunk' : 'text_completion';
     const modelName = String(request.model);
     // vLLM's logprobs when asked: each piece is one token of log probability -0.5, its alternatives lower.
     const top = chat ? (request.logprobs === true ? Number(request.top_logprobs ?? 0) : undefined) : typeof request.logprobs === 'number' ? request.logprobs : undefined;
-    let offset = 0;
-    const logprobsOf = (text: string) => {
+    const offsets = new Array<number>(n).fill(0);
+    const logprobsOf = (text: string, index: number) => {
       if (top === undefined || text === '') return {};
       const alternatives = Array.from({ length: top }, (_, i) => ({ token: `${text}${i}`, logprob: -1 - i }));
       if (chat) {
         const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
         return { logprobs: { content: [{ token: text, logprob: -0.5, bytes: bytes(text), top_logprobs: alternatives.map((alt) => ({ ...alt, bytes: bytes(alt.token) })) }] } };
       }
-      const at = offset;
-      offset += text.length;
+      const at = offsets[index]!;
+      offsets[index] = at + text.length;
       return { logprobs: { text_offset: [at], token_logprobs: [-0.5], tokens: [text], top_logprobs: [Object.fromEntries(alternatives.map((alt) => [alt.token, alt.logprob]))] } };
     };
-    const choice = (text: string | undefined, finishReason: string | null) =>
+    const choice = (text: string | undefined, finishReason: string | null, index = 0) =>
       chat
-        ? { index: 0, delta: text === undefined ? {} : { content: text }, ...logprobsOf(text ?? ''), finish_reason: finishReason }
-        : { index: 0, text: text ?? '', ...logprobsOf(text ?? ''), finish_reason: finishReason };
+        ? { index, delta: text === undefined ? {} : { content: text }, ...logprobsOf(text ?? '', index), finish_reason: finishReason }
+        : { index, text: text ?? '', ...logprobsOf(text ?? '', index), finish_reason: finishReason };
     if (request.stream !== true) {
-      const text = pieces.join('');
       return this.send(res, 200, {
         id,
         object: chat ? 'chat.completion' : 'text_completion',
         model: modelName,
-        choices: [chat ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish } : { index: 0, text, finish_reason: finish }],
+        choices: answers.map(({ pieces: own, finish: reason }, index) => {
+          const text = own.join('');
+          return chat ? { index, message: { role: 'assistant', content: text }, finish_reason: reason } : { index, text, finish_reason: reason };
+        }),
         usage,
       });
     }
@@ -255,7 +247,8 @@ export class LoopbackOpenAiServer {
       return true;
     };
     const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
-    if (chat && !(await write(data({ id, object, model: modelName, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })))) return;
+    if (chat) for (let index = 0; index < n; index++) if (!(await write(data({ id, object, model: modelName, choices: [{ index, delta: { role: 'assistant', content: '' }, finish_reason: null }] })))) return;
+    if (n > 1) return this.interleave(res, write, (payload) => data({ id, object, model: modelName, ...payload }), answers, choice, chat, includeUsage ? usage : undefined);
     for (const [index, piece] of pieces.entries()) {
       if (behaviour.cutAfterChunks === index) return void res.socket?.destroySoon();
       if (behaviour.malformedAfterChunks === index) {
@@ -287,25 +280,76 @@ export class LoopbackOpenAiServer {
     if (await write('data: [DONE]\n\n')) res.end();
   }
 
+  /** A reply cut by max_tokens (one piece a token) or at the first stop string. */
+  private cut(reply: string[], maxTokens: number, stop: unknown): { pieces: string[]; finish: 'stop' | 'length' } {
+    const pieces: string[] = [];
+    let finish: 'stop' | 'length' = 'stop';
+    let produced = '';
+    const stops = Array.isArray(stop) ? (stop as string[]) : typeof stop === 'string' ? [stop] : [];
+    for (const piece of reply) {
+      if (pieces.length >= maxTokens) {
+        finish = 'length';
+        break;
+      }
+      const hit = stops.map((s) => (produced + piece).indexOf(s, Math.max(0, produced.length - s.length))).find((at) => at !== -1);
+      if (hit !== undefined) {
+        const kept = (produced + piece).slice(produced.length, hit);
+        if (kept) pieces.push(kept);
+        break;
+      }
+      pieces.push(piece);
+      produced += piece;
+    }
+    return { pieces, finish };
+  }
+
+  /**
+   * vLLM's stream of several choices: their chunks interleaved (one piece of each choice in turn,
+   * each chunk naming its choice), each choice's finish chunk as it runs out, then the usage totals.
+   */
+  private async interleave(
+    res: http.ServerResponse,
+    write: (line: string) => Promise<boolean>,
+    data: (payload: Record<string, unknown>) => string,
+    answers: { pieces: string[]; finish: string }[],
+    choice: (text: string | undefined, finishReason: string | null, index: number) => unknown,
+    chat: boolean,
+    usage: Record<string, number> | undefined,
+  ): Promise<void> {
+    const longest = Math.max(...answers.map((answer) => answer.pieces.length));
+    for (let step = 0; step <= longest; step++) {
+      for (const [index, answer] of answers.entries()) {
+        if (step < answer.pieces.length && !(await write(data({ choices: [choice(answer.pieces[step], null, index)] })))) return;
+        if (step === answer.pieces.length && !(await write(data({ choices: [choice(chat ? undefined : '', answer.finish, index)] })))) return;
+      }
+    }
+    if (usage && !(await write(data({ choices: [], usage })))) return;
+    if (await write('data: [DONE]\n\n')) res.end();
+  }
+
   /** vLLM's answer with tool calls: content null, tool_calls with chatcmpl-tool- ids, finish_reason tool_calls; streamed as tool_calls deltas. */
-  private async callTools(res: http.ServerResponse, request: Record<string, unknown>, calls: { name: string; arguments: string[] }[], promptTokens: number): Promise<void> {
+  private async callTools(res: http.ServerResponse, request: Record<string, unknown>, calls: { name: string; arguments: string[] }[], promptTokens: number, n = 1): Promise<void> {
     const ids = calls.map((_, i) => `chatcmpl-tool-loop${i}`);
-    const completionTokens = calls.reduce((sum, call) => sum + call.arguments.length, 0);
+    // With n, every choice makes the same calls.
+    const completionTokens = n * calls.reduce((sum, call) => sum + call.arguments.length, 0);
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
     const model = String(request.model);
     if (request.stream !== true) {
       const toolCalls = calls.map((call, i) => ({ id: ids[i], type: 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
-      return this.send(res, 200, { id: 'chatcmpl-loop', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }], usage });
+      const choices = Array.from({ length: n }, (_, index) => ({ index, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }));
+      return this.send(res, 200, { id: 'chatcmpl-loop', object: 'chat.completion', model, choices, usage });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-    res.write(chunk({ role: 'assistant', content: '' }));
-    for (const [index, call] of calls.entries()) {
-      res.write(chunk({ tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }] }));
-      for (const piece of call.arguments) res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    for (let choice = 0; choice < n; choice++) {
+      const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [{ index: choice, delta, finish_reason: finish }] })}\n\n`;
+      res.write(chunk({ role: 'assistant', content: '' }));
+      for (const [index, call] of calls.entries()) {
+        res.write(chunk({ tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }] }));
+        for (const piece of call.arguments) res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      }
+      res.write(chunk({}, 'tool_calls'));
     }
-    res.write(chunk({}, 'tool_calls'));
     if ((request.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true) {
       res.write(`data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [], usage })}\n\n`);
     }

@@ -117,6 +117,11 @@ export interface GenerationRequest {
    * that cannot honour one refuses it with `unsupported_parameter`, naming it.
    */
   passthrough?: Record<string, unknown>;
+  /**
+   * How many choices (OpenAI's `n`), given only above 1 and only to an engine whose `choices` is
+   * 'native'; its events then carry their choice.
+   */
+  choices?: number;
   /** Aborted when the client goes away or the interface's timeout passes: the engine stops at once. */
   signal: AbortSignal;
   /**
@@ -147,12 +152,17 @@ export interface Usage {
  * `extensions` carries engine facts a client may read, e.g. the OCR model's confidence.
  */
 export type GenerationEvent =
-  | { type: 'delta'; text: string; logprobs?: TokenLogprob[] }
+  /**
+   * `choice`: which of the request's choices the event belongs to (absent: 0). When several were
+   * asked for, each choice ends with a delta carrying its `finishReason` (its text may be empty);
+   * `done` then ends them all, with the usage totals.
+   */
+  | { type: 'delta'; text: string; logprobs?: TokenLogprob[]; choice?: number; finishReason?: FinishReason }
   /**
    * A piece of tool call `index` (OpenAI's streamed tool_calls delta): the first piece of a call
    * carries its id and name, later ones more of its arguments' JSON text.
    */
-  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; arguments: string; choice?: number }
   | { type: 'done'; finishReason: FinishReason; usage: Usage; extensions?: Record<string, unknown> };
 
 export interface EmbeddingRequest {
@@ -206,6 +216,11 @@ export interface TextEngine {
   tokenize(model: string, input: GenerationInput): Promise<TokenizeResult>;
   /** Embeddings, on engines that can embed (the models listed with `embeddings: true`). */
   embed?(request: EmbeddingRequest): Promise<EmbeddingResult>;
+  /**
+   * How the engine gives several choices: 'native' generates them in one request (vLLM's `n`), 'one'
+   * refuses more than one; absent, the generation service runs the request once per choice.
+   */
+  readonly choices?: 'native' | 'one';
   /** Parameters this engine cannot honour: the interface refuses them (never ignores them silently). */
   readonly unsupported: ReadonlySet<SamplingParam | GuidedParam>;
   health(): Promise<EngineHealth>;

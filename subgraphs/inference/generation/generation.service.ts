@@ -1,5 +1,18 @@
 import type { Capability } from '../config/inference-config.schema.js';
-import { EngineError, type EmbeddingResult, type GenerationEvent, type GenerationInput, type Guided, type SamplingParams, type TokenizeResult, type ToolUse, type Usage } from '../engine/text-engine.js';
+import {
+  EngineError,
+  type EmbeddingResult,
+  type FinishReason,
+  type GenerationEvent,
+  type GenerationInput,
+  type GenerationRequest,
+  type Guided,
+  type SamplingParams,
+  type TextEngine,
+  type TokenizeResult,
+  type ToolUse,
+  type Usage,
+} from '../engine/text-engine.js';
 import type { InferenceRuntime } from '../inference-context.js';
 import type { ProviderTarget } from '../provider-registry/provider-registry.js';
 import { ImageInputRefused, type UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -27,6 +40,8 @@ export interface GenerateCall {
   passthrough?: Record<string, unknown>;
   /** Per-token log probabilities with `top` alternatives. */
   logprobs?: { top: number };
+  /** How many choices (OpenAI's `n`); absent or 1: one, whose events carry no choice. */
+  choices?: number;
   streamed: boolean;
   /** The client's: aborted when it goes away. The generation timeout is added here. */
   signal: AbortSignal;
@@ -128,8 +143,18 @@ export class GenerationService {
         capability: capabilityOf(call.input),
       });
       const events = this.runtime.registry.generate(
-        withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages),
-        { input: call.input, sampling: call.sampling, guided: call.guided, ...(call.tools ? { tools: call.tools } : {}), ...(call.passthrough ? { passthrough: call.passthrough } : {}), ...(call.logprobs ? { logprobs: call.logprobs } : {}), signal, onAccepted: accept },
+        withChoices(withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages), call.choices ?? 1),
+        {
+          input: call.input,
+          sampling: call.sampling,
+          guided: call.guided,
+          ...(call.tools ? { tools: call.tools } : {}),
+          ...(call.passthrough ? { passthrough: call.passthrough } : {}),
+          ...(call.logprobs ? { logprobs: call.logprobs } : {}),
+          ...((call.choices ?? 1) > 1 ? { choices: call.choices } : {}),
+          signal,
+          onAccepted: accept,
+        },
         undefined,
         attempts.hooks,
       );
@@ -308,4 +333,57 @@ function withTools(targets: ProviderTarget[], call: GenerateCall): ProviderTarge
   if (able.length > 0) return able;
   const what = call.tools ? 'cannot call tools: leave out tools, or give tool_choice "none"' : 'cannot call tools, so it takes no tool calls or tool results in the conversation';
   throw new EngineError('unsupported_parameter', `Model '${call.model}' ${what}`, call.tools ? 'tools' : `messages[${turn}]`);
+}
+
+/**
+ * The targets for `n` choices: an engine that generates them natively takes the request as is, one
+ * that gives only one refuses, and any other runs it once per choice (repeatedChoices).
+ */
+function withChoices(targets: ProviderTarget[], n: number): ProviderTarget[] {
+  if (n <= 1) return targets;
+  const able = targets.filter((target) => target.engine.choices !== 'one');
+  if (able.length === 0) {
+    const kind = targets[0]?.engine.kind ?? 'none';
+    throw new EngineError('unsupported_parameter', `n > 1 is not supported by the ${kind} engine: its answer is deterministic, so every choice would be the same`, 'n');
+  }
+  return able.map((target) => (target.engine.choices === 'native' ? target : { ...target, engine: repeating(target.engine) }));
+}
+
+/** The engine with its generate() giving a request's choices one after another (the rest of it as is). */
+function repeating(engine: TextEngine): TextEngine {
+  const wrapped = Object.create(engine) as TextEngine;
+  wrapped.generate = (request) => repeatedChoices(engine, request);
+  return wrapped;
+}
+
+/**
+ * A request's `choices` as that many generations in a row on one engine (its slot held throughout):
+ * choice 0's events, then choice 1's, each ending with a delta carrying its finish reason. With a
+ * seed, choice i samples with seed + i, so the choices differ yet repeat. The prompt is counted
+ * once, the completions summed, as OpenAI and vLLM count them.
+ */
+async function* repeatedChoices(engine: TextEngine, request: GenerationRequest): AsyncGenerator<GenerationEvent> {
+  const { choices = 1, ...one } = request;
+  const seed = request.sampling.seed;
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let first: FinishReason | undefined;
+  let extensions: Record<string, unknown> | undefined;
+  for (let choice = 0; choice < choices; choice++) {
+    const sampling = seed === undefined ? one.sampling : { ...one.sampling, seed: (seed + choice) % 2 ** 32 };
+    for await (const event of engine.generate({ ...one, sampling })) {
+      if (event.type !== 'done') {
+        yield { ...event, choice };
+        continue;
+      }
+      if (choice === 0) {
+        promptTokens = event.usage.promptTokens;
+        first = event.finishReason;
+        extensions = event.extensions;
+      }
+      completionTokens += event.usage.completionTokens;
+      yield { type: 'delta', text: '', choice, finishReason: event.finishReason };
+    }
+  }
+  yield { type: 'done', finishReason: first ?? 'stop', usage: { promptTokens, completionTokens }, ...(extensions ? { extensions } : {}) };
 }

@@ -53,28 +53,28 @@ export function logprobsBody(kind: Kind, tokens: readonly TokenLogprob[] | undef
   };
 }
 
-export function fullResponse(
-  kind: Kind,
-  c: Completion,
-  text: string,
-  finishReason: FinishReason,
-  usage: Usage,
-  extensions: Record<string, unknown> | undefined,
-  calls: readonly ToolCall[] = [],
-  tokens?: readonly TokenLogprob[],
-) {
-  // A turn that is calls alone has content null, as OpenAI answers it.
-  const message = calls.length ? { role: 'assistant', content: text === '' ? null : text, refusal: null, tool_calls: toolCallsOf(calls) } : { role: 'assistant', content: text, refusal: null };
-  const choice =
-    kind === 'chat'
-      ? { index: 0, message, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason }
-      : { index: 0, text, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason };
+/** One choice of a whole answer: its text, tool calls, log probabilities and why it ended. */
+export interface ChoiceAnswer {
+  text: string;
+  finishReason: FinishReason;
+  calls: readonly ToolCall[];
+  tokens?: readonly TokenLogprob[];
+}
+
+export function fullResponse(kind: Kind, c: Completion, answers: readonly ChoiceAnswer[], usage: Usage, extensions: Record<string, unknown> | undefined) {
+  const choices = answers.map(({ text, finishReason, calls, tokens }, index) => {
+    // A turn that is calls alone has content null, as OpenAI answers it.
+    const message = calls.length ? { role: 'assistant', content: text === '' ? null : text, refusal: null, tool_calls: toolCallsOf(calls) } : { role: 'assistant', content: text, refusal: null };
+    return kind === 'chat'
+      ? { index, message, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason }
+      : { index, text, logprobs: logprobsBody(kind, tokens), finish_reason: finishReason };
+  });
   return {
     id: c.id,
     object: kind === 'chat' ? 'chat.completion' : 'text_completion',
     created: c.created,
     model: c.model,
-    choices: [choice],
+    choices,
     usage: usageOf(usage),
     ...publicExtensions(extensions),
   };
@@ -88,7 +88,7 @@ export function fullResponse(
 export function chunk(
   kind: Kind,
   c: Completion,
-  piece: { text?: string; role?: boolean; finishReason?: FinishReason; toolCall?: ToolCallPiece; logprobs?: { tokens: readonly TokenLogprob[]; offset: number } },
+  piece: { choice?: number; text?: string; role?: boolean; finishReason?: FinishReason; toolCall?: ToolCallPiece; logprobs?: { tokens: readonly TokenLogprob[]; offset: number } },
   includeUsage: boolean,
 ) {
   const logprobs = piece.logprobs ? logprobsBody(kind, piece.logprobs.tokens, piece.logprobs.offset) : null;
@@ -96,8 +96,8 @@ export function chunk(
   const delta = finish ? {} : piece.toolCall ? { tool_calls: [toolCallDelta(piece.toolCall)] } : { ...(piece.role ? { role: 'assistant' } : {}), content: piece.text ?? '' };
   const choice =
     kind === 'chat'
-      ? { index: 0, delta, logprobs, finish_reason: finish }
-      : { index: 0, text: piece.text ?? '', logprobs, finish_reason: finish };
+      ? { index: piece.choice ?? 0, delta, logprobs, finish_reason: finish }
+      : { index: piece.choice ?? 0, text: piece.text ?? '', logprobs, finish_reason: finish };
   return {
     id: c.id,
     object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { GenerationEvent, TokenLogprob, ToolCall, Usage } from '../engine/text-engine.js';
+import type { FinishReason, GenerationEvent, TokenLogprob, ToolCall, Usage } from '../engine/text-engine.js';
 import { GenerationService, type GenerateCall } from '../generation/generation.service.js';
 import type { Caller } from '../protocol/caller.js';
 import type { UrlImagePolicy } from '../image-input/image-input-refused.js';
@@ -81,6 +81,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     if (Array.isArray(logprobs)) throw new WireError(badValueStatus(iface), 'invalid_value', logprobs[1], logprobs[0]);
     const stream = body.stream === true;
     const includeUsage = stream && body.stream_options?.include_usage === true;
+    const n = body.n ?? 1;
     const completion = newCompletion(kind, body.model);
     const { res } = wire;
     const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
@@ -93,7 +94,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       res.setHeader('cache-control', 'no-cache');
       res.setHeader('x-accel-buffering', 'no');
       res.flushHeaders();
-      if (kind === 'chat') send(chunk(kind, completion, { role: true, text: '' }, includeUsage));
+      if (kind === 'chat') for (let choice = 0; choice < n; choice++) send(chunk(kind, completion, { choice, role: true, text: '' }, includeUsage));
     };
     const call: GenerateCall = {
       interface: iface,
@@ -107,6 +108,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       ...(tools ? { tools } : {}),
       ...passthroughField(body),
       ...(logprobs ? { logprobs } : {}),
+      ...(n > 1 ? { choices: n } : {}),
       streamed: stream,
       signal: wire.signal,
       urlImages: URL_IMAGES[iface],
@@ -133,23 +135,24 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
     }
     const { run, first } = started;
     if (!stream) {
-      let text = '';
-      const calls: ToolCall[] = [];
-      const tokens: TokenLogprob[] | undefined = logprobs ? [] : undefined;
+      const answers = Array.from({ length: n }, () => ({ text: '', calls: [] as ToolCall[], tokens: logprobs ? ([] as TokenLogprob[]) : undefined, finishReason: undefined as FinishReason | undefined }));
       let event: GenerationEvent = first;
       try {
         for (;;) {
           if (event.type === 'done') {
             run.finish({ status: 200, usage: event.usage });
-            res.json(fullResponse(kind, completion, text, event.finishReason, event.usage, event.extensions, calls, tokens));
+            const done = event;
+            res.json(fullResponse(kind, completion, answers.map((a) => ({ ...a, finishReason: a.finishReason ?? done.finishReason })), event.usage, event.extensions));
             return;
           }
+          const answer = answers[event.choice ?? 0]!;
           if (event.type === 'delta') {
-            text += event.text;
-            tokens?.push(...(event.logprobs ?? []));
+            answer.text += event.text;
+            answer.tokens?.push(...(event.logprobs ?? []));
+            if (event.finishReason) answer.finishReason = event.finishReason;
           }
           else if (event.type === 'tool_call') {
-            const call = (calls[event.index] ??= { id: event.id ?? newCallId(), name: event.name ?? '', arguments: '' });
+            const call = (answer.calls[event.index] ??= { id: event.id ?? newCallId(), name: event.name ?? '', arguments: '' });
             call.arguments += event.arguments;
           }
           const next = await run.events.next();
@@ -165,31 +168,39 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
 
     open();
     let usage: Usage | null = null;
-    const begun = new Set<number>();
-    // Completions' text_offset counts from the start of the answer's text.
-    let offset = 0;
+    // Per choice: the tool calls begun, completions' text_offset (from the start of its text), whether it finished.
+    const begun = Array.from({ length: n }, () => new Set<number>());
+    const offsets = new Array<number>(n).fill(0);
+    const finished = new Set<number>();
     try {
       let event: GenerationEvent = first;
       for (;;) {
         if (event.type === 'done') {
           usage = event.usage;
-          send(chunk(kind, completion, { finishReason: event.finishReason }, includeUsage));
+          for (let choice = 0; choice < n; choice++) if (!finished.has(choice)) send(chunk(kind, completion, { choice, finishReason: event.finishReason }, includeUsage));
           if (includeUsage) send(usageChunk(kind, completion, event.usage, event.extensions));
           res.write('data: [DONE]\n\n');
           res.end();
           run.finish({ status: 200, usage });
           return;
         }
-        if (event.type === 'delta' && event.text) {
-          send(chunk(kind, completion, { text: event.text, ...(logprobs ? { logprobs: { tokens: event.logprobs ?? [], offset } } : {}) }, includeUsage));
-          offset += event.text.length;
+        const choice = event.choice ?? 0;
+        if (event.type === 'delta') {
+          if (event.text) {
+            send(chunk(kind, completion, { choice, text: event.text, ...(logprobs ? { logprobs: { tokens: event.logprobs ?? [], offset: offsets[choice]! } } : {}) }, includeUsage));
+            offsets[choice]! += event.text.length;
+          }
+          if (event.finishReason) {
+            finished.add(choice);
+            send(chunk(kind, completion, { choice, finishReason: event.finishReason }, includeUsage));
+          }
         }
         else if (event.type === 'tool_call') {
           // A call's first delta carries its id and name, whatever the engine's first piece held.
-          const first = !begun.has(event.index);
-          begun.add(event.index);
+          const first = !begun[choice]!.has(event.index);
+          begun[choice]!.add(event.index);
           const piece = first ? { index: event.index, id: event.id ?? newCallId(), name: event.name ?? '', arguments: event.arguments } : { index: event.index, arguments: event.arguments };
-          send(chunk(kind, completion, { toolCall: piece }, includeUsage));
+          send(chunk(kind, completion, { choice, toolCall: piece }, includeUsage));
         }
         const next = await run.events.next();
         if (next.done) throw new WireError(502, 'upstream_error', 'The engine ended the generation without finishing it');

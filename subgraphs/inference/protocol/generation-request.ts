@@ -87,6 +87,9 @@ function withoutNulls(body: unknown): unknown {
 
 const stop = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]);
 
+/** The most choices (`n`) one request may ask for. */
+export const MAX_CHOICES = 16;
+
 /** The parameters every interface accepts (OpenAI's own and the spec's Service T table). */
 const common = {
   model: z.string().min(1).max(256),
@@ -101,8 +104,8 @@ const common = {
   frequency_penalty: penalty.optional(),
   stream: z.boolean().optional(),
   stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  // One choice only: the engines generate one sequence per request.
-  n: z.literal(1).optional(),
+  // Choices: vLLM sets no cap; each one here costs a whole generation, so at most MAX_CHOICES.
+  n: int.min(1).max(MAX_CHOICES).optional(),
   user: z.string().max(256).optional(),
 };
 
@@ -220,6 +223,7 @@ export interface GenerationBody {
   frequency_penalty?: number;
   stream?: boolean;
   stream_options?: { include_usage?: boolean } | null;
+  n?: number;
   top_k?: number;
   min_p?: number;
   repetition_penalty?: number;

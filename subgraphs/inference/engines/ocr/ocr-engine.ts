@@ -69,6 +69,8 @@ interface ImageReading {
  */
 export class OcrEngine implements TextEngine {
   readonly kind = 'ocr' as const;
+  // One reading per image: the model reads deterministically, so n copies of it would mean nothing.
+  readonly choices = 'one' as const;
   readonly unsupported: ReadonlySet<SamplingParam | 'guided_json' | 'guided_regex' | 'guided_choice'> = UNSUPPORTED;
   private readonly languagePath: string;
   private readonly maxImageBytes: number;

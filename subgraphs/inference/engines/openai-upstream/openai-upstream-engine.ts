@@ -80,6 +80,8 @@ type Deadline = 'connect' | 'first byte' | 'total' | 'listing';
  */
 export class OpenAiUpstreamEngine implements TextEngine {
   readonly kind = 'openai-upstream' as const;
+  /** vLLM and OpenAI generate `n` choices in one request; llama.cpp's server refuses n > 1 and Ollama ignores it, so those are repeated. */
+  readonly choices: TextEngine['choices'];
   readonly unsupported: TextEngine['unsupported'];
   readonly flavour: UpstreamFlavour;
   private readonly pool: Pool;
@@ -96,6 +98,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EngineError('invalid_request', 'The upstream base URL must be http or https');
     this.flavour = options.flavour ?? 'openai';
     this.unsupported = unsupportedFor(this.flavour);
+    this.choices = this.flavour === 'vllm' || this.flavour === 'openai' ? 'native' : undefined;
     this.timeouts = { ...DEFAULT_UPSTREAM_TIMEOUTS, ...options.timeouts };
     this.prefix = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.filter = options.models ? new Set(options.models) : undefined;
@@ -141,6 +144,9 @@ export class OpenAiUpstreamEngine implements TextEngine {
     const input = await this.inlineImages(request.input, request.signal);
     const tools = request.tools;
     const passthrough = request.passthrough ?? {};
+    // Several choices: every event names its choice, and each choice ends with its own finish reason.
+    const several = (request.choices ?? 1) > 1;
+    const finishes: (FinishReason | undefined)[] = [];
     // vLLM's own parameters mean nothing to the other flavours, which would ignore them.
     const foreign = Object.keys(passthrough)[0];
     if (foreign !== undefined && this.flavour !== 'vllm') throw new EngineError('unsupported_parameter', `${foreign} is not supported by the ${this.flavour} upstream`, foreign);
@@ -158,6 +164,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
       ...guidedBody(this.flavour, request.guided, request.input),
       ...passthrough,
       ...(request.logprobs ? (chat ? { logprobs: true, top_logprobs: request.logprobs.top } : { logprobs: request.logprobs.top }) : {}),
+      ...(several ? { n: request.choices } : {}),
       stream: true,
       // Without it a stream carries no usage; with it the last chunk has the exact counts.
       stream_options: { include_usage: true },
@@ -169,7 +176,6 @@ export class OpenAiUpstreamEngine implements TextEngine {
       const response = await this.send('POST', chat ? '/v1/chat/completions' : '/v1/completions', body, controller, deadline, request.model);
       // The upstream took the request (vLLM answers its headers before the first token): the client may hear so now.
       request.onAccepted?.();
-      let finishReason: FinishReason | undefined;
       let usage: Usage | undefined;
       let ended = false;
       try {
@@ -184,10 +190,13 @@ export class OpenAiUpstreamEngine implements TextEngine {
           if (event.event === 'error' || isErrorPayload(payload)) throw this.failure(readFailure(200, payload), request.model);
           const chunk = payload as StreamChunk;
           for (const choice of chunk.choices ?? []) {
+            const index = several ? choice.index : 0;
+            if (!Number.isInteger(index) || index! < 0 || index! >= (request.choices ?? 1)) throw this.malformed('The upstream engine streamed a choice it was not asked for');
+            const of = several ? { choice: index! } : {};
             const text = chat ? choice.delta?.content : choice.text;
             if (typeof text === 'string' && text !== '') {
               const logprobs = request.logprobs ? tokenLogprobs(chat, choice.logprobs) : undefined;
-              yield logprobs ? { type: 'delta', text, logprobs } : { type: 'delta', text };
+              yield logprobs ? { type: 'delta', text, logprobs, ...of } : { type: 'delta', text, ...of };
             }
             for (const call of (chat && Array.isArray(choice.delta?.tool_calls) ? choice.delta.tool_calls : []) as WireToolCallDelta[]) {
               if (!Number.isInteger(call?.index)) throw this.malformed('The upstream engine streamed a tool call in an unknown shape');
@@ -198,9 +207,13 @@ export class OpenAiUpstreamEngine implements TextEngine {
                 ...(typeof call.id === 'string' ? { id: call.id } : {}),
                 ...(typeof name === 'string' ? { name } : {}),
                 arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+                ...of,
               };
             }
-            if (choice.finish_reason) finishReason = this.finishReason(choice.finish_reason);
+            if (choice.finish_reason) {
+              finishes[index!] = this.finishReason(choice.finish_reason);
+              if (several) yield { type: 'delta', text: '', choice: index!, finishReason: finishes[index!] };
+            }
           }
           if (chunk.usage) usage = this.usage(chunk.usage);
         }
@@ -210,8 +223,10 @@ export class OpenAiUpstreamEngine implements TextEngine {
         // Breaking out early (the consumer stopped) must cancel the upstream, not leave it generating.
         if (!ended) response.body.destroy();
       }
-      if (!ended && !(finishReason && usage)) throw this.malformed('The upstream engine ended the stream before it finished');
-      if (!finishReason) throw this.malformed('The upstream engine ended the stream without a finish reason');
+      const finished = Array.from({ length: request.choices ?? 1 }, (_, i) => finishes[i]).every((reason) => reason !== undefined);
+      if (!ended && !(finished && usage)) throw this.malformed('The upstream engine ended the stream before it finished');
+      const finishReason = finishes[0];
+      if (!finished || !finishReason) throw this.malformed('The upstream engine ended the stream without a finish reason');
       if (!usage) throw this.malformed('The upstream engine did not report token usage');
       yield { type: 'done', finishReason, usage };
     } finally {
@@ -529,7 +544,7 @@ function wireMessages(messages: readonly ChatMessage[]): unknown[] {
 }
 
 interface StreamChunk {
-  choices?: { delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown; logprobs?: unknown; finish_reason?: string | null }[];
+  choices?: { index?: number; delta?: { content?: unknown; tool_calls?: unknown }; text?: unknown; logprobs?: unknown; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
 }
 
