@@ -110,15 +110,37 @@ describe('guided output on the gateway', () => {
     } else expect(object.choices[0]!.message.content!.trimStart().startsWith('{')).toBe(true);
   });
 
+  it('bounds and patterns are enforced: integers of any width, one-sided, whole-number bounds on numbers, a pattern', async () => {
+    const bounded = {
+      type: 'object',
+      properties: {
+        size: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+        count: { type: 'integer', minimum: 0 },
+        share: { type: 'number', minimum: 0, maximum: 1 },
+        id: { type: 'string', pattern: '^[a-z]{3}[0-9]$' },
+      },
+      required: ['size', 'count', 'share', 'id'],
+      additionalProperties: false,
+    };
+    const check = new Ajv().compile(bounded);
+    // Service T takes the schema as response_format only.
+    const asFormat = { response_format: { type: 'json_schema', json_schema: { name: 'bounded', schema: bounded } } };
+    for (const [openai, seed, guide] of [[serviceI(), 1, { guided_json: bounded }], [gateway(), 2, { guided_json: bounded }], [serviceT(), 3, asFormat]] as const) {
+      const done = await chat(openai, { ...guide, seed, temperature: 1, max_tokens: 200 });
+      expect(done.choices[0]!.finish_reason, done.choices[0]!.message.content!).toBe('stop');
+      expect(check(JSON.parse(done.choices[0]!.message.content!)), `${done.choices[0]!.message.content} ${JSON.stringify(check.errors)}`).toBe(true);
+    }
+  });
+
   it('a schema keyword the grammar cannot enforce is refused naming it, never ignored', async () => {
-    // A bounded integer is enforced as its list of values; one too wide for that is refused.
-    const bounded = { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 10_000_000 } }, required: ['score'] };
+    // A number bound that is not a whole number has no digit-range grammar here.
+    const bounded = { type: 'object', properties: { score: { type: 'number', minimum: 0.5, maximum: 2 } }, required: ['score'] };
     const onI = await refusal(chat(serviceI(), { guided_json: bounded }));
     expect(onI).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'guided_json' });
     expect(onI.message).toContain('minimum');
     expect(onI.message).toContain('/properties/score');
     expect(onI.message).toContain('llama engine');
-    const patterned = { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]+$' } } };
+    const patterned = { type: 'object', properties: { id: { type: 'string', pattern: '^(?=a)[a-z]+$' } } };
     const onGateway = await refusal(chat(gateway(), { response_format: { type: 'json_schema', json_schema: { name: 'id', schema: patterned } } }));
     expect(onGateway).toMatchObject({ status: 422, code: 'unsupported_parameter', param: 'guided_json' });
     expect(onGateway.message).toContain('pattern');
