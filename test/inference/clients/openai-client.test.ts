@@ -41,6 +41,21 @@ describe.each(ROUTES)('$name over $engine', ({ mount, keyed, model, embedded }) 
     expect(text).toBe(content);
   });
 
+  it('chat.completions.create with n: 2, whole and streamed', async () => {
+    const body = { model, messages: [{ role: 'user' as const, content: 'Say hello' }], max_tokens: 6, seed: 1, n: 2 };
+    const whole = await openai().chat.completions.create(body);
+    expect(whole.choices.map((choice) => choice.index)).toEqual([0, 1]);
+    if (embedded) expect(whole.usage!.completion_tokens).toBe(12);
+    // The loopback's second choice is a token longer, cut by max_tokens.
+    else expect(whole.choices.map((choice) => [choice.message.content, choice.finish_reason])).toEqual([
+        [VLLM_REPLY, 'stop'],
+        ['Hello, loopback world 1', 'length'],
+      ]);
+    const texts = ['', ''];
+    for await (const chunk of await openai().chat.completions.create({ ...body, stream: true })) for (const choice of chunk.choices) texts[choice.index] += choice.delta.content ?? '';
+    expect(texts).toEqual(whole.choices.map((choice) => choice.message.content));
+  });
+
   it('responses.create, whole and streamed', async () => {
     const whole = await openai().responses.create({ model, input: 'Say hello', max_output_tokens: 16, temperature: 0 });
     expect(whole.status).toBe(embedded ? 'incomplete' : 'completed');
