@@ -6,10 +6,14 @@ import type { PublishedInterface } from '../../published-interface.js';
 import { graphqlErrorFormat } from './graphql.error-body.js';
 import { graphqlInterface } from './graphql.keys.js';
 import { graphqlDepthGuard } from './json-depth-guard.js';
+import { graphqlBody } from './graphql-body.js';
 import { acceptedOperations, contextFor } from './accepted-operations.js';
 import { SubscriptionExecutor } from './subscriptions/subscription-executor.js';
 import { serveWebSockets } from './subscriptions/websocket-server.js';
 import { clientAddressOf, type TrustFunction } from '../../access/client-address.js';
+
+/** The largest /graphql body (express.json's '1mb'). */
+const GRAPHQL_BODY_LIMIT = 1024 * 1024;
 
 /**
  * GraphQL over HTTP at /graphql (queries, mutations) and over websockets on the same path
@@ -26,7 +30,7 @@ export const graphqlHttpAndWebsockets: PublishedInterface = {
       '/graphql',
       edge.guard(graphqlInterface(options.rateLimits), [], edge.sessions),
       idempotency(edge.identityOrm, { respond: respondWith(graphqlErrorFormat), statusOf: graphqlStatusOf, owner: edge.idempotencyOwner }),
-      express.json({ limit: '1mb' }),
+      graphqlBody(GRAPHQL_BODY_LIMIT),
       graphqlDepthGuard(edge.jsonMaxDepth),
       acceptedOperations(graph.passthrough, contextOf, apolloMiddleware(edge.apollo, { context: async ({ req }) => contextFor(req, contextOf) })),
     );
