@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { ApolloServer } from '@apollo/server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
@@ -86,7 +87,7 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   // POSTs to a path an interface serves directly skip Express's router (see `direct` below); the rest go to the app.
   const directPosts = new Map<string, express.RequestHandler[]>();
   const appLayers: express.RequestHandler[] = [];
-  const httpServer = http.createServer(EdgeConnections.serverOptions(requestBounds), (req, res) => {
+  const httpServer = http.createServer({ ...EdgeConnections.serverOptions(requestBounds), ...bornExpress(app) }, (req, res) => {
     const handlers = req.method === 'POST' ? directPosts.get(req.url!) : undefined;
     if (handlers) serveDirect(app, handlers, req as Request, res as Response, handleError);
     else app(req, res);
@@ -236,6 +237,24 @@ function tracedChecks(name: string, checks: express.RequestHandler): express.Req
 
 function under(path: string, base: string): boolean {
   return path === base || path.startsWith(`${base}/`);
+}
+
+/**
+ * Request and response classes whose objects are made with Express's prototypes (app.request,
+ * app.response), so that Express's setPrototypeOf on each request finds nothing to change:
+ * changing an object's prototype is slow in itself and leaves every later property read on it
+ * going through a new hidden class.
+ */
+function bornExpress(app: express.Express): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
+  function ExpressRequest(socket: Socket) {
+    return Reflect.construct(http.IncomingMessage, [socket], ExpressRequest) as http.IncomingMessage;
+  }
+  ExpressRequest.prototype = app.request;
+  function ExpressResponse(req: http.IncomingMessage, options?: object) {
+    return Reflect.construct(http.ServerResponse, [req, options], ExpressResponse) as http.ServerResponse;
+  }
+  ExpressResponse.prototype = app.response;
+  return { IncomingMessage: ExpressRequest as unknown as typeof http.IncomingMessage, ServerResponse: ExpressResponse as unknown as typeof http.ServerResponse };
 }
 
 /** The URL as Express's app.use(path) leaves it for the handlers mounted there: the path stripped, kept in baseUrl. */
