@@ -129,6 +129,14 @@ describe('guided_json on the llama engine', () => {
   }, 240_000);
 
   it.each([
+    { type: 'integer', minimum: -50, maximum: 1_000_000 },
+    { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    { type: 'string', pattern: '^[a-f0-9]{8}$' },
+  ])('enforces a bounded value at the root of the schema ($type)', async (schema) => {
+    await validAnswers(schema);
+  }, 240_000);
+
+  it.each([
     { keyword: 'minimum', schema: { type: 'number', minimum: 0.5, maximum: 2 } },
     { keyword: 'exclusiveMaximum', schema: { type: 'number', exclusiveMaximum: 1e300 } },
     { keyword: 'minimum', schema: { type: 'integer', minimum: 10, maximum: 2 } },
