@@ -126,11 +126,14 @@ function jsonGrammarForClients(gbnf: string): string {
 
 /**
  * node-llama-cpp's grammar with each placeholder const's literal ("\"guided-…\"", as it writes a
- * const string) replaced by the rule that stands for it.
+ * const string) replaced by the rule that stands for it. A placeholder left in any other form
+ * fails the generation (an engine failure, not the client's): its text must never be the answer.
  */
 function spliceRules(gbnf: string, rules: { placeholder: string; gbnf: string }[]): string {
   let out = gbnf;
   for (const rule of rules) out = out.replaceAll(`"\\"${rule.placeholder}\\""`, `(${rule.gbnf})`);
+  const left = rules.find((rule) => out.includes(rule.placeholder));
+  if (left) throw new Error(`node-llama-cpp wrote the guided_json placeholder ${left.placeholder} in a form this engine does not replace`);
   return out;
 }
 
@@ -143,8 +146,9 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
     } catch (error) {
       throw refusal('invalid_request', `guided_json is not a JSON schema this engine can enforce: ${(error as Error).message}`, 'guided_json');
     }
+    const spliced = spliceRules(jsonGrammarForClients(gbnf), grammar.rules);
     try {
-      built = new LlamaGrammar(state.llama, { grammar: spliceRules(jsonGrammarForClients(gbnf), grammar.rules) });
+      built = new LlamaGrammar(state.llama, { grammar: spliced });
     } catch (error) {
       throw refusal('invalid_request', `guided_json makes a grammar llama.cpp refuses (${(error as Error).message})`, 'guided_json');
     }
