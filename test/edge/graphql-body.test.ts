@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -10,14 +11,16 @@ import { graphqlBody } from '../../edge/interfaces/graphql/graphql-body.js';
  * or bad, must come out as express.json makes it (the parsed value, or its status, type and words).
  */
 const LIMIT = 64;
+const requestContext = new AsyncLocalStorage<string>();
 let ours: string;
 let theirs: string;
 const servers: http.Server[] = [];
 
 async function serve(parser: RequestHandler): Promise<string> {
   const app = express();
-  app.post('/', parser, (req, res) => {
-    res.json({ body: req.body === undefined ? '(undefined)' : req.body, hasBody: 'body' in req });
+  // The handlers after the parser run in the request's async context (spans, subgraph fetches).
+  app.post('/', (_req, _res, next) => requestContext.run('the request', next), parser, (req, res) => {
+    res.json({ body: req.body === undefined ? '(undefined)' : req.body, hasBody: 'body' in req, context: requestContext.getStore() ?? null });
   });
   app.use((error: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
     res.status(error.status ?? 500).json({ error: { type: error.type, message: error.message } });
@@ -71,6 +74,6 @@ describe('the /graphql body reader', () => {
 
   it('parses the plain request itself (a body express.json could not have parsed is no proof)', async () => {
     const answer = await post(ours, '{"query":"{ a }"}', JSON_TYPE);
-    expect(answer).toEqual({ status: 200, body: { body: { query: '{ a }' }, hasBody: true } });
+    expect(answer).toEqual({ status: 200, body: { body: { query: '{ a }' }, hasBody: true, context: 'the request' } });
   });
 });

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 
@@ -31,7 +32,9 @@ export function graphqlBody(limitBytes: number): RequestHandler {
     }
     const chunks: Buffer[] = [];
     let done = false;
-    const finish = (error?: Error) => {
+    // Bound to the request's async context, as raw-body binds its callback: the stream's events run
+    // in the socket's, and the handlers after this one (spans, subgraph fetches) need the request's.
+    const finish = AsyncResource.bind((error?: Error) => {
       if (done) return;
       done = true;
       req.off('data', onData);
@@ -51,7 +54,7 @@ export function graphqlBody(limitBytes: number): RequestHandler {
         }
       }
       replayTo(general, bytes, req, res, next);
-    };
+    });
     const onData = (chunk: Buffer) => chunks.push(chunk);
     const onEnd = () => finish();
     const onFailure = (error: Error) => finish(Object.assign(error, { status: 400, type: 'request.aborted' }));
