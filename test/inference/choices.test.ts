@@ -1,10 +1,9 @@
 import OpenAI, { APIError } from 'openai';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
-import { startInferencePlatform, waitFor, type InferencePlatform } from './inference-test-kit.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { everyMount, loopbackEngines, startInferencePlatform, startUpstreamPlatform, waitFor, type InferencePlatform } from './inference-test-kit.js';
 import { lastGeneration } from './upstream-behaviour.js';
 
 /**
@@ -286,40 +285,13 @@ describe('over OpenAI-compatible upstreams', () => {
       LoopbackOpenAiServer.start('vllm', [{ id: VLLM, contextLength: 4096 }]),
       LoopbackOpenAiServer.start('llama.cpp', [{ id: LLAMA, contextLength: 4096 }]),
     ]);
-    const engines = (url: string, flavour: string) => [
-      {
-        type: 'openai-upstream',
-        url,
-        flavour,
-        tools: true,
-        timeouts: { connectMs: 2_000 },
-      },
-    ];
-    const a = ['provider_a'];
-    const config = inferenceConfigFrom(
-      {
-        providers: [
-          { id: 'provider_a', name: 'A', engines: engines(vllm.url, 'vllm') },
-          {
-            id: 'provider_b',
-            name: 'B',
-            engines: engines(llama.url, 'llama.cpp'),
-          },
-        ],
-        interfaces: {
-          serviceT: { providers: a },
-          serviceI: { providers: a },
-          proxy: { providers: a },
-          gateway: {
-            providers: ['provider_a', 'provider_b'],
-            defaultProvider: 'provider_a',
-          },
-        },
-      },
-      null,
-    );
-    platform = await startTestPlatform({ inference: config });
-    textKey = await platform.issueKey('acme', 'text');
+    ({ platform, textKey } = await startUpstreamPlatform({
+      providers: [
+        { id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm', { tools: true }) },
+        { id: 'provider_b', name: 'B', engines: loopbackEngines(llama.url, 'llama.cpp', { tools: true }) },
+      ],
+      interfaces: everyMount(['provider_a'], ['provider_a', 'provider_b']),
+    }));
   }, 60_000);
 
   afterAll(async () => {

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { writeRandomGguf } from '../../subgraphs/inference/engines/llama/gguf-writer.js';
 import { llamaInferenceConfig, modelsReady } from '../support/inference-config.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
@@ -47,6 +48,27 @@ export async function startInferencePlatform(
       await rm(built.modelsDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A provider's engines: one upstream at a loopback stand-in's URL, in its wire format. */
+export function loopbackEngines(url: string, flavour: 'vllm' | 'llama.cpp', extra: Record<string, unknown> = {}): Record<string, unknown>[] {
+  return [{ type: 'openai-upstream', url, flavour, timeouts: { connectMs: 2_000 }, ...extra }];
+}
+
+/** The four mounts over `providers`, the gateway over `gateway` (its first the default). */
+export function everyMount(providers: string[], gateway: string[] = providers): Record<string, unknown> {
+  return { serviceT: { providers }, serviceI: { providers }, proxy: { providers }, gateway: { providers: gateway, defaultProvider: gateway[0] } };
+}
+
+/** A platform over upstream providers (loopback stand-ins), with a text key of account acme. */
+export async function startUpstreamPlatform(inference: { providers: unknown[]; interfaces: unknown }): Promise<{ platform: TestPlatform; textKey: string }> {
+  const platform = await startTestPlatform({ inference: inferenceConfigFrom(inference, null) });
+  try {
+    return { platform, textKey: await platform.issueKey('acme', 'text') };
+  } catch (error) {
+    await platform.close();
+    throw error;
+  }
 }
 
 const agents = new Map<string, Agent>();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { everyMount, loopbackEngines, startUpstreamPlatform } from './inference-test-kit.js';
 import { lastGeneration } from './upstream-behaviour.js';
 
 /**
@@ -15,16 +15,10 @@ const MODEL = 'vllm-model';
 
 beforeAll(async () => {
   vllm = await LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]);
-  const a = ['provider_a'];
-  const config = inferenceConfigFrom(
-    {
-      providers: [{ id: 'provider_a', name: 'A', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', tools: true, timeouts: { connectMs: 2_000 } }] }],
-      interfaces: { serviceT: { providers: a }, serviceI: { providers: a }, proxy: { providers: a }, gateway: { providers: a, defaultProvider: 'provider_a' } },
-    },
-    null,
-  );
-  platform = await startTestPlatform({ inference: config });
-  textKey = await platform.issueKey('acme', 'text');
+  ({ platform, textKey } = await startUpstreamPlatform({
+    providers: [{ id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm', { tools: true }) }],
+    interfaces: everyMount(['provider_a']),
+  }));
 }, 60_000);
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
-import { startInferencePlatform, type InferencePlatform } from './inference-test-kit.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { everyMount, loopbackEngines, startInferencePlatform, startUpstreamPlatform, type InferencePlatform } from './inference-test-kit.js';
 import { lastGeneration } from './upstream-behaviour.js';
 
 /**
@@ -48,16 +47,10 @@ describe('over a vLLM upstream', () => {
 
   beforeAll(async () => {
     vllm = await LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]);
-    const a = ['provider_a'];
-    const config = inferenceConfigFrom(
-      {
-        providers: [{ id: 'provider_a', name: 'A', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', timeouts: { connectMs: 2_000 } }] }],
-        interfaces: { serviceT: { providers: a }, serviceI: { providers: a }, proxy: { providers: a }, gateway: { providers: a, defaultProvider: 'provider_a' } },
-      },
-      null,
-    );
-    platform = await startTestPlatform({ inference: config });
-    textKey = await platform.issueKey('acme', 'text');
+    ({ platform, textKey } = await startUpstreamPlatform({
+      providers: [{ id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm') }],
+      interfaces: everyMount(['provider_a']),
+    }));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { everyMount, loopbackEngines, startUpstreamPlatform } from './inference-test-kit.js';
 import { lastGeneration } from './upstream-behaviour.js';
 
 /**
@@ -28,19 +28,13 @@ beforeAll(async () => {
     LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]),
     LoopbackOpenAiServer.start('vllm', [{ id: PLAIN_MODEL, contextLength: 4096 }]),
   ]);
-  const both = ['provider_a', 'provider_b'];
-  const config = inferenceConfigFrom(
-    {
-      providers: [
-        { id: 'provider_a', name: 'A', engines: [{ type: 'openai-upstream', url: vllm.url, flavour: 'vllm', tools: true, timeouts: { connectMs: 2_000 } }] },
-        { id: 'provider_b', name: 'B', engines: [{ type: 'openai-upstream', url: plain.url, flavour: 'vllm', timeouts: { connectMs: 2_000 } }] },
-      ],
-      interfaces: { serviceT: { providers: both }, serviceI: { providers: both }, proxy: { providers: both }, gateway: { providers: both, defaultProvider: 'provider_a' } },
-    },
-    null,
-  );
-  platform = await startTestPlatform({ inference: config });
-  textKey = await platform.issueKey('acme', 'text');
+  ({ platform, textKey } = await startUpstreamPlatform({
+    providers: [
+      { id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm', { tools: true }) },
+      { id: 'provider_b', name: 'B', engines: loopbackEngines(plain.url, 'vllm') },
+    ],
+    interfaces: everyMount(['provider_a', 'provider_b']),
+  }));
 }, 60_000);
 
 afterAll(async () => {

@@ -1,11 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { choiceToGbnf, regexToGbnf } from '../../subgraphs/inference/engine/regex-grammar.js';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { freePort } from '../support/free-port.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
-import { allIdle } from './inference-test-kit.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { allIdle, everyMount, loopbackEngines, startUpstreamPlatform } from './inference-test-kit.js';
 import { lastGeneration, listingOnlyServer, onGenerationOnly, sseData } from './upstream-behaviour.js';
 
 /**
@@ -33,25 +32,14 @@ beforeAll(async () => {
     LoopbackOpenAiServer.start('llama.cpp', [{ id: LLAMA_MODEL, contextLength: 4096 }]),
   ]);
   gonePort = await freePort();
-  const upstream = (url: string, flavour: string) => [{ type: 'openai-upstream', url, flavour, timeouts: { connectMs: 2_000 } }];
-  const config = inferenceConfigFrom(
-    {
-      providers: [
-        { id: 'provider_a', name: 'A', engines: upstream(vllm.url, 'vllm') },
-        { id: 'provider_b', name: 'B', engines: upstream(llama.url, 'llama.cpp') },
-        { id: 'provider_c', name: 'C', engines: upstream(`http://127.0.0.1:${gonePort}`, 'vllm') },
-      ],
-      interfaces: {
-        serviceT: { providers: ['provider_a'] },
-        serviceI: { providers: ['provider_a'] },
-        proxy: { providers: ['provider_a'] },
-        gateway: { providers: ['provider_a', 'provider_b', 'provider_c'], defaultProvider: 'provider_a' },
-      },
-    },
-    null,
-  );
-  platform = await startTestPlatform({ inference: config });
-  textKey = await platform.issueKey('acme', 'text');
+  ({ platform, textKey } = await startUpstreamPlatform({
+    providers: [
+      { id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm') },
+      { id: 'provider_b', name: 'B', engines: loopbackEngines(llama.url, 'llama.cpp') },
+      { id: 'provider_c', name: 'C', engines: loopbackEngines(`http://127.0.0.1:${gonePort}`, 'vllm') },
+    ],
+    interfaces: everyMount(['provider_a'], ['provider_a', 'provider_b', 'provider_c']),
+  }));
 }, 60_000);
 
 afterAll(async () => {
