@@ -203,11 +203,15 @@ export class LlamaEngine implements TextEngine {
 
   async *generate(request: GenerationRequest): AsyncIterable<GenerationEvent> {
     this.checkSampling(request);
-    const call = callSchema(request);
-    const grammar = call ? this.grammar({ ...request, guided: { kind: 'json', schema: call } }, 'tools') : this.grammar(request);
+    const call = callGrammar(request);
+    let grammar = this.grammar(request);
+    if (call) {
+      const built = this.grammar({ ...request, guided: { kind: 'json', schema: call.schema } }, 'tools');
+      grammar = built?.kind === 'json' ? { ...built, calls: { max: call.max, orText: call.orText } } : built;
+    }
     const worker = await this.worker(request.model);
     const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted);
-    yield* call ? asToolCall(events) : events;
+    yield* call ? asToolCalls(events, call.orText) : events;
   }
 
   async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
@@ -242,21 +246,18 @@ export class LlamaEngine implements TextEngine {
   }
 }
 
+// Calls in one turn when parallel_tool_calls is true: a bound keeps a random or looping model's answer finite.
+const MAX_PARALLEL_CALLS = 4;
+
 /**
- * The grammar's schema for a turn that must be a call ('required' or a named tool): one object
- * {"name": <a tool's name>, "arguments": <that tool's parameters>}. 'none' answers text. 'auto'
- * is refused, as vLLM refuses it without a tool-call parser: answering text would ignore the tools.
+ * The grammar for a turn with tools, or none for 'none' (text). Each call is one object
+ * {"name": <a tool's name>, "arguments": <that tool's parameters>}; 'required' and a named tool
+ * answer calls only, 'auto' calls or text that cannot begin as a call does (so the first
+ * character decides which); parallel_tool_calls allows up to MAX_PARALLEL_CALLS, one a line.
  */
-function callSchema(request: GenerationRequest): Record<string, unknown> | undefined {
+function callGrammar(request: GenerationRequest): { schema: Record<string, unknown>; max: number; orText: boolean } | undefined {
   const tools = request.tools;
   if (!tools || tools.choice === 'none') return undefined;
-  if (tools.choice === 'auto') {
-    throw new EngineError(
-      'unsupported_parameter',
-      "tool_choice 'auto' is not supported by the llama engine: it calls tools when asked to ('required' or a named function), held to the call by a grammar; 'none' answers text",
-      'tool_choice',
-    );
-  }
   const choice = tools.choice;
   const chosen = typeof choice === 'object' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
   if (chosen.length === 0) throw new EngineError('invalid_request', 'tool_choice names a function that is not in tools', 'tool_choice');
@@ -266,39 +267,90 @@ function callSchema(request: GenerationRequest): Record<string, unknown> | undef
     required: ['name', 'arguments'],
     additionalProperties: false,
   }));
-  return shapes.length === 1 ? shapes[0] : { oneOf: shapes };
+  return { schema: shapes.length === 1 ? shapes[0] : { oneOf: shapes }, max: tools.parallel ? MAX_PARALLEL_CALLS : 1, orText: choice === 'auto' };
 }
 
-// The call's text up to its arguments; the grammar writes name before arguments, as the schema lists them.
-const CALL_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/u;
+// A call's text up to its arguments; the grammar writes name before arguments, as the schema lists them.
+const CALL_HEAD = /\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/uy;
+const CALL_TAIL = /\s*\}/uy;
+
+/** Where the JSON value starting at `start` ends (the index after it), or -1 while it is unfinished. */
+function jsonValueEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') depth++;
+    else if (char === '}' || char === ']') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+interface CallState {
+  id: string;
+  sent: number;
+}
+
+/** The tool_call pieces `text` (the calls so far, one a line) adds to what `calls` records as sent. */
+function* callPieces(text: string, calls: CallState[]): Generator<GenerationEvent> {
+  let at = 0;
+  for (let index = 0; ; index++) {
+    CALL_HEAD.lastIndex = at;
+    const head = CALL_HEAD.exec(text);
+    if (!head) return;
+    let call = calls[index];
+    if (!call) {
+      call = calls[index] = { id: `call_${randomBytes(12).toString('hex')}`, sent: 0 };
+      yield { type: 'tool_call', index, id: call.id, name: JSON.parse(head[1]) as string, arguments: '' };
+    }
+    const start = at + head[0].length;
+    const end = jsonValueEnd(text, start);
+    const args = text.slice(start, end === -1 ? text.length : end);
+    if (args.length > call.sent) yield { type: 'tool_call', index, arguments: args.slice(call.sent) };
+    call.sent = Math.max(call.sent, args.length);
+    if (end === -1) return;
+    CALL_TAIL.lastIndex = end;
+    if (!CALL_TAIL.exec(text)) return;
+    at = CALL_TAIL.lastIndex;
+  }
+}
 
 /**
- * The call's JSON read back as tool_call pieces while it is written: the name once the head is
- * complete, then the arguments' text, holding back the wrapper's closing brace.
+ * The answer read back while it is written: calls become tool_call pieces (each call's id and name
+ * once its head is complete, then its arguments' text), text (only 'auto' allows it) stays deltas.
  */
-async function* asToolCall(events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+async function* asToolCalls(events: AsyncIterable<GenerationEvent>, orText: boolean): AsyncGenerator<GenerationEvent> {
   let text = '';
-  let sent = 0;
-  let head: RegExpExecArray | null = null;
-  const id = `call_${randomBytes(12).toString('hex')}`;
+  let mode: 'calls' | 'text' | undefined = orText ? undefined : 'calls';
+  const calls: CallState[] = [];
   for await (const event of events) {
     if (event.type === 'delta') {
+      if (mode === 'text') {
+        yield event;
+        continue;
+      }
       text += event.text;
-      if (!head) {
-        head = CALL_HEAD.exec(text);
-        if (!head) continue;
-        yield { type: 'tool_call', index: 0, id, name: JSON.parse(head[1]) as string, arguments: '' };
+      if (mode === undefined) {
+        const first = text.trimStart()[0];
+        if (first === undefined) continue;
+        mode = first === '{' ? 'calls' : 'text';
+        if (mode === 'text') {
+          yield { ...event, text };
+          continue;
+        }
       }
-      const safe = text.slice(head[0].length).replace(/\s*\}?\s*$/u, '');
-      if (safe.length > sent) yield { type: 'tool_call', index: 0, arguments: safe.slice(sent) };
-      sent = Math.max(sent, safe.length);
+      yield* callPieces(text, calls);
     } else if (event.type === 'done') {
-      if (head) {
-        const args = text.slice(head[0].length).replace(/\s*\}\s*$/u, '');
-        if (args.length > sent) yield { type: 'tool_call', index: 0, arguments: args.slice(sent) };
-      }
+      if (mode === undefined && text !== '') yield { type: 'delta', text };
       // A call cut by max_tokens stays 'length'.
-      yield { ...event, finishReason: event.finishReason === 'stop' && head ? 'tool_calls' : event.finishReason };
+      yield { ...event, finishReason: event.finishReason === 'stop' && calls.length > 0 ? 'tool_calls' : event.finishReason };
     } else yield event;
   }
 }

@@ -10,7 +10,13 @@ import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, 
  * A grammar the worker builds: GBNF the parent already made (regex, choice) or a JSON schema for
  * node-llama-cpp, with the rules that stand for its placeholder consts (json-schema-bounds.ts).
  */
-export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' | 'guided_choice' } | { kind: 'json'; schema: Record<string, unknown>; rules: GrammarRule[] };
+export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' | 'guided_choice' } | {
+      kind: 'json';
+      schema: Record<string, unknown>;
+      rules: GrammarRule[];
+      /** The schema is one tool call: up to `max` of them, one a line, or (orText) text that does not begin with "{". */
+      calls?: { max: number; orText: boolean };
+    };
 
 export interface WorkerLoadOptions {
   modelPath: string;

@@ -137,6 +137,16 @@ function spliceRules(gbnf: string, rules: { placeholder: string; gbnf: string }[
   return out;
 }
 
+/**
+ * One call's grammar made the answer of a turn with tools: up to `max` calls, one a line, or with
+ * `orText` free text whose first character is not "{" nor white space, so it is told from a call at once.
+ */
+function callsGrammar(call: string, { max, orText }: { max: number; orText: boolean }): string {
+  const calls = max > 1 ? `tool-call ("\\n" tool-call){0,${max - 1}}` : 'tool-call';
+  const root = orText ? `root ::= ${calls} | answer-text\nanswer-text ::= ([^{ \\t\\r\\n] [^\\x00]*)?` : `root ::= ${calls}`;
+  return `${call.replace(/^root ::=/m, 'tool-call ::=')}\n${root}`;
+}
+
 async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<LlamaGrammarEvaluationState> {
   let built: LlamaGrammar;
   if (grammar.kind === 'json') {
@@ -148,7 +158,7 @@ async function grammarState(state: Loaded, grammar: WorkerGrammar): Promise<Llam
     }
     const spliced = spliceRules(jsonGrammarForClients(gbnf), grammar.rules);
     try {
-      built = new LlamaGrammar(state.llama, { grammar: spliced });
+      built = new LlamaGrammar(state.llama, { grammar: grammar.calls ? callsGrammar(spliced, grammar.calls) : spliced });
     } catch (error) {
       throw refusal('invalid_request', `guided_json makes a grammar llama.cpp refuses (${(error as Error).message})`, 'guided_json');
     }
