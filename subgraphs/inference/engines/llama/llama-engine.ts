@@ -14,9 +14,11 @@ import {
   type SamplingParam,
   type TextEngine,
   type TokenizeResult,
+  type ToolDefinition,
 } from '../../engine/text-engine.js';
 import { choiceToGbnf, regexToGbnf } from '../../engine/regex-grammar.js';
-import type { WorkerGrammar } from './llama-protocol.js';
+import type { WorkerGrammar, WorkerTools } from './llama-protocol.js';
+import { toolPreamble } from './tool-preamble.js';
 import { boundedSchema } from './json-schema-bounds.js';
 import { LlamaModelWorker } from './llama-model-worker.js';
 
@@ -210,13 +212,14 @@ export class LlamaEngine implements TextEngine {
       grammar = built?.kind === 'json' ? { ...built, calls: { max: call.max, orText: call.orText } } : built;
     }
     const worker = await this.worker(request.model);
-    const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted);
+    const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted, shownTools(request.tools?.choice === 'none' ? undefined : request.tools?.definitions));
     yield* call ? asToolCalls(events, call.orText) : events;
   }
 
-  async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
+  /** The prompt's tokens; with `tools`, as a generation offering them renders it. */
+  async tokenize(model: string, input: GenerationInput, tools?: ToolDefinition[]): Promise<TokenizeResult> {
     const worker = await this.worker(model);
-    const tokens = await worker.tokenize(input);
+    const tokens = await worker.tokenize(input, shownTools(tools));
     return { count: tokens.length, maxModelLen: worker.contextLength, tokens };
   }
 
@@ -244,6 +247,11 @@ export class LlamaEngine implements TextEngine {
     await Promise.all([...this.entries.values()].map(({ worker }) => worker.close()));
     this.entries.clear();
   }
+}
+
+/** The tools the model is shown ('none' shows none: its answer is text). */
+function shownTools(definitions: ToolDefinition[] | undefined): WorkerTools | undefined {
+  return definitions && definitions.length > 0 ? { definitions, preamble: toolPreamble(definitions) } : undefined;
 }
 
 // Calls in one turn when parallel_tool_calls is true: a bound keeps a random or looping model's answer finite.

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { EngineError, type EngineModel, type GenerationEvent, type GenerationInput, type SamplingParams } from '../../engine/text-engine.js';
-import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions } from './llama-protocol.js';
+import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions, WorkerTools } from './llama-protocol.js';
 
 // Beside this module, in its language: llama-worker.ts under tsx, llama-worker.js compiled in dist/.
 const WORKER_PATH = fileURLToPath(new URL(`./llama-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
@@ -209,7 +209,7 @@ export class LlamaModelWorker {
    * Runs one generation on a sequence of its own; aborting the signal stops it and frees the
    * sequence. `onAccepted` is called once the worker has checked the request (before the prompt's evaluation).
    */
-  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal, onAccepted?: () => void): AsyncGenerator<GenerationEvent> {
+  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal, onAccepted?: () => void, tools?: WorkerTools): AsyncGenerator<GenerationEvent> {
     signal.throwIfAborted();
     const slot = await this.acquire(signal);
     const epoch = this.epoch;
@@ -227,7 +227,7 @@ export class LlamaModelWorker {
     signal.addEventListener('abort', onAbort, { once: true });
     let finished = false;
     try {
-      this.send({ type: 'generate', id, slot, input, sampling, grammar });
+      this.send({ type: 'generate', id, slot, input, sampling, grammar, tools });
       for (;;) {
         if (events.length === 0) {
           await new Promise<void>((resolve) => {
@@ -278,12 +278,12 @@ export class LlamaModelWorker {
   }
 
   /** The prompt's tokens as the model sees them (chat template applied for chat). */
-  tokenize(input: GenerationInput): Promise<number[]> {
+  tokenize(input: GenerationInput, tools?: WorkerTools): Promise<number[]> {
     this.ensureReady();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { kind: 'tokenize', resolve, reject });
-      this.send({ type: 'tokenize', id, input });
+      this.send({ type: 'tokenize', id, input, tools });
     });
   }
 

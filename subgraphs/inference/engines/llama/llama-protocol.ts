@@ -1,5 +1,5 @@
 import type { GrammarRule } from './json-schema-bounds.js';
-import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, Usage } from '../../engine/text-engine.js';
+import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, ToolDefinition, Usage } from '../../engine/text-engine.js';
 
 /**
  * Messages between the llama engine and its worker process (one per model file), over the IPC
@@ -18,6 +18,15 @@ export type WorkerGrammar = { kind: 'gbnf'; gbnf: string; param: 'guided_regex' 
       calls?: { max: number; orText: boolean };
     };
 
+/**
+ * The tools shown to the model: through its chat template when the template renders tools,
+ * else as `preamble`, a system text the parent wrote.
+ */
+export interface WorkerTools {
+  definitions: ToolDefinition[];
+  preamble: string;
+}
+
 export interface WorkerLoadOptions {
   modelPath: string;
   sequences: number;
@@ -28,9 +37,9 @@ export interface WorkerLoadOptions {
 
 export type ToWorker =
   | { type: 'load'; options: WorkerLoadOptions }
-  | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar }
+  | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar; tools?: WorkerTools }
   | { type: 'abort'; id: number }
-  | { type: 'tokenize'; id: number; input: GenerationInput }
+  | { type: 'tokenize'; id: number; input: GenerationInput; tools?: WorkerTools }
   /** One vector per input (a text, or token ids), from the worker's embedding context. */
   | { type: 'embed'; id: number; inputs: (string | number[])[] };
 

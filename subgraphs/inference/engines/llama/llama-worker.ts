@@ -7,7 +7,7 @@ import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluatio
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaEmbeddingContext, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
 import { randomInt } from 'node:crypto';
 import type { ChatMessage, GenerationInput, SamplingParams } from '../../engine/text-engine.js';
-import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions } from './llama-protocol.js';
+import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions, WorkerTools } from './llama-protocol.js';
 
 // llama.cpp's default window for the repetition penalties (penalty_last_n).
 const PENALTY_LAST_N = 64;
@@ -70,7 +70,7 @@ function renderedCalls(message: ChatMessage): string {
 }
 
 /** The prompt's tokens (the model's own chat template applied for chat) and, for chat, the template's stop triggers as token runs. */
-function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[]; triggers: Token[][] } {
+function promptTokens(state: Loaded, input: GenerationInput, tools?: WorkerTools): { tokens: Token[]; triggers: Token[][] } {
   const { model } = state;
   let tokens: Token[];
   let triggers: Token[][] = [];
@@ -85,7 +85,15 @@ function promptTokens(state: Loaded, input: GenerationInput): { tokens: Token[];
       return { type: 'model', response: [content + renderedCalls(message)] };
     });
     chatHistory.push({ type: 'model', response: [] });
-    const rendered = state.chatWrapper.generateContextState({ chatHistory });
+    // The template's own tools rendering where it has one; else the parent's preamble, merged into the system turn.
+    const withTemplate = tools !== undefined && state.chatWrapper instanceof JinjaTemplateChatWrapper && state.chatWrapper.usingJinjaFunctionCallTemplate;
+    if (tools && !withTemplate) {
+      const first = chatHistory[0];
+      if (first?.type === 'system') chatHistory[0] = { type: 'system', text: `${tools.preamble}\n\n${first.text}` };
+      else chatHistory.unshift({ type: 'system', text: tools.preamble });
+    }
+    const availableFunctions = withTemplate ? Object.fromEntries(tools.definitions.map((tool) => [tool.name, { description: tool.description, params: tool.parameters as never }])) : undefined;
+    const rendered = state.chatWrapper.generateContextState({ chatHistory, availableFunctions });
     tokens = rendered.contextText.tokenize(model.tokenizer);
     triggers = rendered.stopGenerationTriggers.map((trigger) => trigger.tokenize(model.tokenizer, 'trimLeadingSpace')).filter((run) => run.length > 0);
   } else {
@@ -362,7 +370,7 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
   const sequence = state?.sequences[message.slot];
   try {
     if (!state || !sequence) throw new Error('The model is not loaded');
-    const { tokens: prompt, triggers } = promptTokens(state, message.input);
+    const { tokens: prompt, triggers } = promptTokens(state, message.input, message.tools);
     const contextSize = sequence.contextSize;
     const param = message.input.kind === 'chat' ? 'messages' : 'prompt';
     if (prompt.length >= contextSize) throw refusal('invalid_request', `The prompt is ${prompt.length} tokens; this model's context holds ${contextSize}`, param);
@@ -462,7 +470,7 @@ async function clearAfter(sequence: { disposed: boolean; clearHistory(): Promise
 function tokenize(message: Extract<ToWorker, { type: 'tokenize' }>): void {
   try {
     if (!loaded) throw new Error('The model is not loaded');
-    send({ type: 'tokens', id: message.id, tokens: promptTokens(loaded, message.input).tokens });
+    send({ type: 'tokens', id: message.id, tokens: promptTokens(loaded, message.input, message.tools).tokens });
   } catch (error) {
     if (isRefusal(error)) send({ type: 'failed', id: message.id, reason: error.refusal.reason, message: error.message, param: error.refusal.param });
     else send({ type: 'failed', id: message.id, reason: 'unavailable', message: `The llama engine failed: ${(error as Error).message}` });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinishReason, GenerationEvent, GenerationRequest, ToolDefinition, ToolUse } from '../../../../subgraphs/inference/engine/text-engine.js';
 import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
 import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import { toolPreamble } from '../../../../subgraphs/inference/engines/llama/tool-preamble.js';
 import { collect } from './collect.js';
 
 let dir: string;
@@ -46,8 +47,8 @@ async function calls(events: AsyncIterable<GenerationEvent>): Promise<Calls> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'llama-tools-'));
-  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11 });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 512, maxWaiting: 4, rescanMs: 0 });
+  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11, contextLength: 2048 });
+  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 2048, maxWaiting: 4, rescanMs: 0 });
   await engine.settled();
 }, 120_000);
 
@@ -142,6 +143,28 @@ describe('tool calling on the llama engine', () => {
     }
     expect(most, 'some seed makes more than one call').toBeGreaterThan(1);
   }, 480_000);
+
+  it('shows the tools to a model whose template has no tools support as a system preamble with each name and parameters schema', async () => {
+    const asked: GenerationRequest['input'] = { kind: 'chat', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }] };
+    const preamble = toolPreamble([WEATHER, TIME]);
+    for (const tool of [WEATHER, TIME]) {
+      expect(preamble).toContain(tool.name);
+      expect(preamble).toContain(JSON.stringify(tool.parameters));
+    }
+    const plain = await engine.tokenize('good', asked);
+    const shown = await engine.tokenize('good', asked, [WEATHER, TIME]);
+    const expected = await engine.tokenize('good', { kind: 'chat', messages: [{ role: 'system', content: preamble }, ...asked.messages] });
+    expect(shown.tokens).toEqual(expected.tokens);
+    // A system turn of the request's own keeps its text after the preamble.
+    const withSystem = await engine.tokenize('good', { kind: 'chat', messages: [{ role: 'system', content: 'Be brief.' }, ...asked.messages] }, [WEATHER]);
+    const merged = await engine.tokenize('good', { kind: 'chat', messages: [{ role: 'system', content: `${toolPreamble([WEATHER])}\n\nBe brief.` }, ...asked.messages] });
+    expect(withSystem.tokens).toEqual(merged.tokens);
+    // A generation offering the tools evaluates that prompt; 'none' shows none.
+    const offered = await collect(engine.generate({ ...request({ definitions: [WEATHER, TIME], choice: 'auto', parallel: true }, 1, asked), sampling: { maxTokens: 1, seed: 1 } }));
+    expect(offered.usage.promptTokens).toBe(shown.count);
+    const none = await collect(engine.generate({ ...request({ definitions: [WEATHER, TIME], choice: 'none', parallel: true }, 1, asked), sampling: { maxTokens: 1, seed: 1 } }));
+    expect(none.usage.promptTokens).toBe(plain.count);
+  }, 120_000);
 
   it('accepts a history with an assistant call and its tool result', async () => {
     const history: GenerationRequest['input'] = {
