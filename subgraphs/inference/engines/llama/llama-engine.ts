@@ -190,7 +190,6 @@ export class LlamaEngine implements TextEngine {
     const sampling = request.sampling;
     const vllmOwn = Object.keys(request.passthrough ?? {})[0];
     if (vllmOwn !== undefined) throw new EngineError('unsupported_parameter', `${vllmOwn} is not supported by the llama engine`, vllmOwn);
-    if (request.logprobs) throw new EngineError('unsupported_parameter', 'logprobs is not supported by the llama engine', 'logprobs');
     for (const [name, wire] of Object.entries(UNSUPPORTED)) {
       if (sampling[name as SamplingParam] !== undefined) throw new EngineError('unsupported_parameter', `${wire} is not supported by the llama engine`, wire);
     }
@@ -212,7 +211,7 @@ export class LlamaEngine implements TextEngine {
       grammar = built?.kind === 'json' ? { ...built, calls: { max: call.max, orText: call.orText } } : built;
     }
     const worker = await this.worker(request.model);
-    const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted, shownTools(request.tools?.choice === 'none' ? undefined : request.tools?.definitions));
+    const events = worker.generate(request.input, request.sampling, grammar, request.signal, request.onAccepted, shownTools(request.tools?.choice === 'none' ? undefined : request.tools?.definitions), request.logprobs);
     yield* call ? asToolCalls(events, call.orText) : events;
   }
 

@@ -209,7 +209,7 @@ export class LlamaModelWorker {
    * Runs one generation on a sequence of its own; aborting the signal stops it and frees the
    * sequence. `onAccepted` is called once the worker has checked the request (before the prompt's evaluation).
    */
-  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal, onAccepted?: () => void, tools?: WorkerTools): AsyncGenerator<GenerationEvent> {
+  async *generate(input: GenerationInput, sampling: SamplingParams, grammar: WorkerGrammar | undefined, signal: AbortSignal, onAccepted?: () => void, tools?: WorkerTools, logprobs?: { top: number }): AsyncGenerator<GenerationEvent> {
     signal.throwIfAborted();
     const slot = await this.acquire(signal);
     const epoch = this.epoch;
@@ -227,7 +227,7 @@ export class LlamaModelWorker {
     signal.addEventListener('abort', onAbort, { once: true });
     let finished = false;
     try {
-      this.send({ type: 'generate', id, slot, input, sampling, grammar, tools });
+      this.send({ type: 'generate', id, slot, input, sampling, grammar, tools, logprobs });
       for (;;) {
         if (events.length === 0) {
           await new Promise<void>((resolve) => {
@@ -240,7 +240,7 @@ export class LlamaModelWorker {
         if (event.type === 'accepted') {
           if (!signal.aborted) onAccepted?.();
         } else if (event.type === 'delta') {
-          if (!signal.aborted) yield { type: 'delta', text: event.text };
+          if (!signal.aborted) yield event.logprobs ? { type: 'delta', text: event.text, logprobs: event.logprobs } : { type: 'delta', text: event.text };
         } else if (event.type === 'done') {
           finished = true;
           this.pending.delete(id);

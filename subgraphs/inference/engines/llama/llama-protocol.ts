@@ -1,5 +1,5 @@
 import type { GrammarRule } from './json-schema-bounds.js';
-import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, ToolDefinition, Usage } from '../../engine/text-engine.js';
+import type { EngineErrorReason, FinishReason, GenerationInput, SamplingParams, TokenLogprob, ToolDefinition, Usage } from '../../engine/text-engine.js';
 
 /**
  * Messages between the llama engine and its worker process (one per model file), over the IPC
@@ -37,7 +37,7 @@ export interface WorkerLoadOptions {
 
 export type ToWorker =
   | { type: 'load'; options: WorkerLoadOptions }
-  | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar; tools?: WorkerTools }
+  | { type: 'generate'; id: number; slot: number; input: GenerationInput; sampling: SamplingParams; grammar?: WorkerGrammar; tools?: WorkerTools; logprobs?: { top: number } }
   | { type: 'abort'; id: number }
   | { type: 'tokenize'; id: number; input: GenerationInput; tools?: WorkerTools }
   /** One vector per input (a text, or token ids), from the worker's embedding context. */
@@ -48,7 +48,8 @@ export type FromWorker =
   | { type: 'load_failed'; error: string }
   /** The prompt fits and the grammar is built: nothing left to refuse, the prompt is being evaluated. */
   | { type: 'accepted'; id: number }
-  | { type: 'delta'; id: number; text: string }
+  /** `logprobs` (when asked for): the tokens sampled since the last delta. */
+  | { type: 'delta'; id: number; text: string; logprobs?: TokenLogprob[] }
   | { type: 'done'; id: number; finishReason: FinishReason; usage: Usage; tokenIds: number[] }
   /** The sequence of an aborted generation is cleared and free again. */
   | { type: 'aborted'; id: number }

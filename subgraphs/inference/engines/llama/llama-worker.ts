@@ -6,7 +6,7 @@
 import { getLlama, JinjaTemplateChatWrapper, LlamaGrammar, LlamaGrammarEvaluationState, LlamaLogLevel, TokenBias } from 'node-llama-cpp';
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaEmbeddingContext, LlamaModel, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
 import { randomInt } from 'node:crypto';
-import type { ChatMessage, GenerationInput, SamplingParams } from '../../engine/text-engine.js';
+import type { ChatMessage, GenerationInput, SamplingParams, TokenLogprob } from '../../engine/text-engine.js';
 import type { FromWorker, ToWorker, WorkerGrammar, WorkerLoadOptions, WorkerTools } from './llama-protocol.js';
 
 // llama.cpp's default window for the repetition penalties (penalty_last_n).
@@ -398,14 +398,23 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
     let emitted = 0;
     let finishReason: 'stop' | 'length' | null = null;
     let finalText: string | null = null;
-    const emit = (upTo: number, full: string) => {
-      if (upTo > emitted) send({ type: 'delta', id: message.id, text: full.slice(emitted, upTo) });
+    // Sampled tokens' log probabilities not yet sent; each delta carries those sampled since the last.
+    let pendingLogprobs: TokenLogprob[] = [];
+    const emit = (upTo: number, full: string, last = false) => {
+      if (upTo > emitted || (last && pendingLogprobs.length > 0)) {
+        const logprobs = message.logprobs ? { logprobs: pendingLogprobs } : {};
+        send({ type: 'delta', id: message.id, text: full.slice(emitted, Math.max(upTo, emitted)), ...logprobs });
+        pendingLogprobs = [];
+      }
       emitted = Math.max(emitted, upTo);
     };
+    const sampledTokens = message.logprobs
+      ? sequence.evaluateWithMetadata(prompt, { probabilities: true }, options)
+      : withoutMetadata(sequence.evaluate(prompt, options));
 
     if (maxTokens === 0) finishReason = 'length';
     else {
-      for await (const token of sequence.evaluate(prompt, options)) {
+      for await (const { token, probabilities } of sampledTokens) {
         if (controller.signal.aborted) break;
         sampled++;
         history.push(token);
@@ -414,9 +423,12 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
           break;
         }
         generated.push(token);
+        if (message.logprobs && probabilities) pendingLogprobs.push(tokenLogprob(state, token, probabilities, message.logprobs.top, history.slice(-9, -1)));
         const full = decode(generated);
         const triggered = triggers.find((run) => endsWithRun(generated, run));
         if (triggered) {
+          // The trigger's tokens end the turn; they are not the answer's.
+          pendingLogprobs = pendingLogprobs.slice(0, Math.max(0, pendingLogprobs.length - triggered.length));
           finalText = decode(generated.slice(0, generated.length - triggered.length));
           finishReason = 'stop';
           break;
@@ -448,7 +460,7 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
       return;
     }
     const full = finalText ?? decode(generated);
-    emit(full.length, full);
+    emit(full.length, full, true);
     // The answer goes first: the clear may wait for the context lock (see above), and the slot's
     // next generation, if it comes sooner, waits for this clear in the lock's queue, not on a dirty sequence.
     send({ type: 'done', id: message.id, finishReason: finishReason ?? 'stop', usage: { promptTokens: prompt.length, completionTokens: sampled }, tokenIds: history.slice(prompt.length) });
@@ -460,6 +472,41 @@ async function generate(message: Extract<ToWorker, { type: 'generate' }>): Promi
   } finally {
     running.delete(message.id);
   }
+}
+
+async function* withoutMetadata(tokens: AsyncIterable<Token>): AsyncGenerator<{ token: Token; probabilities?: Map<Token, number> }> {
+  for await (const token of tokens) yield { token };
+}
+
+// vLLM's floor for a probability of 0, whose log JSON cannot carry.
+const LOGPROB_FLOOR = -9999;
+
+function logOf(probability: number): number {
+  return probability > 0 ? Math.max(Math.log(probability), LOGPROB_FLOOR) : LOGPROB_FLOOR;
+}
+
+/**
+ * A token's text and UTF-8 bytes (a byte piece's own byte, not the replacement character its text
+ * decodes to); `context`, the tokens before it, keeps a leading space SentencePiece drops at a text's
+ * start. A control token sampled is no text of the answer; as an alternative it is shown by name.
+ */
+function tokenText(state: Loaded, token: Token, context: Token[], special: boolean): { token: string; bytes: number[] } {
+  const text = state.model.detokenize([token], special, context);
+  const fragment = (state.utf8 ??= utf8Vocabulary(state.model)).fragments.get(token);
+  return { token: text, bytes: fragment ? [...fragment] : [...Buffer.from(text, 'utf8')] };
+}
+
+/**
+ * The sampled token's log probability and the `top` likeliest alternatives, from node-llama-cpp's
+ * probabilities of the next token (after the grammar and the sampling settings; the map is sorted, likeliest first).
+ */
+function tokenLogprob(state: Loaded, token: Token, probabilities: Map<Token, number>, top: number, context: Token[]): TokenLogprob {
+  const alternatives: TokenLogprob['top'] = [];
+  for (const [candidate, probability] of probabilities) {
+    if (alternatives.length >= top) break;
+    alternatives.push({ ...tokenText(state, candidate, context, true), logprob: logOf(probability) });
+  }
+  return { ...tokenText(state, token, context, false), logprob: logOf(probabilities.get(token) ?? 0), top: alternatives };
 }
 
 /** Erases a finished generation's tokens from its sequence; a failure only leaves it to the next start's clear. */
