@@ -225,6 +225,8 @@ describe('over the embedded llama.cpp', () => {
       messages: [{ role: 'user', content: 'Weather in Oslo?' }],
       tools,
       tool_choice: 'required',
+      // One call a choice: the random model would write up to four, past max_tokens.
+      parallel_tool_calls: false,
       max_tokens: 80,
       seed: 1,
       n: 2,
