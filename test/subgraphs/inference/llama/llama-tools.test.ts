@@ -19,6 +19,31 @@ const WEATHER: ToolDefinition = {
 const TIME: ToolDefinition = { name: 'get_time', parameters: { type: 'object', properties: { zone: { enum: ['UTC', 'CET'] } }, required: ['zone'], additionalProperties: false } };
 const SEEDS = [1, 2, 3, 4];
 
+// A ChatML template that renders tools (as Qwen's and Hermes' do): a system turn listing them as JSON.
+const TOOLS_TEMPLATE = `{%- if tools %}<|im_start|>system
+{% if messages[0].role == 'system' %}{{ messages[0].content }}
+
+{% endif %}# Tools
+<tools>
+{% for tool in tools %}{{ tool | tojson }}
+{% endfor %}</tools><|im_end|>
+{% elif messages[0].role == 'system' %}<|im_start|>system
+{{ messages[0].content }}<|im_end|>
+{% endif %}
+{%- for message in messages %}
+{%- if message.role == 'user' %}<|im_start|>user
+{{ message.content }}<|im_end|>
+{% elif message.role == 'assistant' %}<|im_start|>assistant
+{% if message.content %}{{ message.content }}{% endif %}{% if message.tool_calls %}{% for tc in message.tool_calls %}<tool_call>
+{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}
+</tool_call>{% endfor %}{% endif %}<|im_end|>
+{% elif message.role == 'tool' %}<|im_start|>user
+<tool_response>
+{{ message.content }}
+</tool_response><|im_end|>
+{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% endif %}`;
+
 function request(tools: ToolUse, seed: number, messages: GenerationRequest['input'] = { kind: 'chat', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }] }): GenerationRequest {
   return { model: 'good', input: messages, sampling: { maxTokens: 120, seed, temperature: 1 }, tools, signal: new AbortController().signal };
 }
@@ -48,6 +73,7 @@ async function calls(events: AsyncIterable<GenerationEvent>): Promise<Calls> {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'llama-tools-'));
   await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11, contextLength: 2048 });
+  await writeRandomGguf(join(dir, 'tooled.gguf'), { seed: 12, contextLength: 2048, chatTemplate: TOOLS_TEMPLATE });
   engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 2048, maxWaiting: 4, rescanMs: 0 });
   await engine.settled();
 }, 120_000);
@@ -164,6 +190,20 @@ describe('tool calling on the llama engine', () => {
     expect(offered.usage.promptTokens).toBe(shown.count);
     const none = await collect(engine.generate({ ...request({ definitions: [WEATHER, TIME], choice: 'none', parallel: true }, 1, asked), sampling: { maxTokens: 1, seed: 1 } }));
     expect(none.usage.promptTokens).toBe(plain.count);
+  }, 120_000);
+
+  it("shows the tools through the model's chat template when the template renders tools", async () => {
+    const zone: ToolDefinition = { name: 'get_zone', description: 'The time zone of a city', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 } } } };
+    const asked: GenerationRequest['input'] = { kind: 'chat', messages: [{ role: 'user', content: 'Zone of Oslo?' }] };
+    const shown = await engine.tokenize('tooled', asked, [zone]);
+    // The template's tools turn is a system turn of this text (its tojson writes ", " and ": ").
+    const listed = '{"type": "function", "function": {"name": "get_zone", "description": "The time zone of a city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}}}}';
+    const expected = await engine.tokenize('tooled', { kind: 'chat', messages: [{ role: 'system', content: `# Tools\n<tools>\n${listed}\n</tools>` }, ...asked.messages] });
+    expect(shown.tokens).toEqual(expected.tokens);
+    const answer = await calls(engine.generate({ model: 'tooled', input: asked, sampling: { maxTokens: 200, seed: 1, temperature: 1 }, tools: { definitions: [zone], choice: 'required', parallel: false }, signal: new AbortController().signal }));
+    expect(answer.finishReason).toBe('tool_calls');
+    expect(answer.calls).toHaveLength(1);
+    expect(typeof (JSON.parse(answer.calls[0]!.arguments) as { city?: unknown })).toBe('object');
   }, 120_000);
 
   it('accepts a history with an assistant call and its tool result', async () => {
