@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getLlama, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationEvent, GenerationRequest, SamplingParams, TokenLogprob } from '../../../../subgraphs/inference/engine/text-engine.js';
 import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
@@ -88,6 +89,34 @@ describe('logprobs on the llama engine', () => {
     for (const token of answer.tokens) {
       expect(token.top[0]).toMatchObject({ token: token.token, bytes: token.bytes });
       expect(token.logprob).toBeCloseTo(token.top[0]!.logprob, 10);
+    }
+  }, 120_000);
+
+  it("matches node-llama-cpp's own probabilities read in this process for the same prompt and settings", async () => {
+    const answer = await read(engine.generate({ model: 'good', input: { kind: 'completion', prompt: 'Once upon' }, sampling: { maxTokens: 6, seed: 1, temperature: 0 }, logprobs: { top: 3 }, signal: new AbortController().signal }));
+    expect(answer.tokens.length).toBeGreaterThan(0);
+    const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false });
+    const model = await llama.loadModel({ modelPath: join(dir, 'good.gguf') });
+    const context = await model.createContext({ contextSize: 512, threads: 1 });
+    try {
+      let prompt = model.tokenize('Once upon', false);
+      const bos = model.tokens.bos;
+      if (model.tokens.shouldPrependBosToken && bos != null && prompt[0] !== bos) prompt = [bos, ...prompt];
+      const readings: { token: Token; probabilities: Map<Token, number> }[] = [];
+      const options = { temperature: 0, topP: 1, topK: 0, minP: 0, seed: 1, yieldEogToken: true };
+      for await (const step of context.getSequence().evaluateWithMetadata(prompt, { probabilities: true }, options)) {
+        readings.push(step);
+        if (readings.length === answer.tokens.length) break;
+      }
+      for (const [i, token] of answer.tokens.entries()) {
+        const reading = readings[i]!;
+        expect(token.logprob).toBeCloseTo(Math.log(reading.probabilities.get(reading.token)!), 6);
+        const top = [...reading.probabilities].slice(0, 3);
+        expect(token.top.map((alt) => alt.logprob)).toEqual(top.map(([, p]) => expect.closeTo(Math.log(p), 6)));
+      }
+    } finally {
+      await context.dispose();
+      await model.dispose();
     }
   }, 120_000);
 });
