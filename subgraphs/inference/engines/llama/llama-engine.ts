@@ -205,6 +205,8 @@ export class LlamaEngine implements TextEngine {
   async *generate(request: GenerationRequest): AsyncIterable<GenerationEvent> {
     this.checkSampling(request);
     const call = callGrammar(request);
+    // One grammar holds the answer: calls or guided output, not both (the guided form would be ignored).
+    if (call && request.guided) throw new EngineError('unsupported_parameter', "Guided output with tools is not supported by the llama engine unless tool_choice is 'none'", 'tool_choice');
     let grammar = this.grammar(request);
     if (call) {
       const built = this.grammar({ ...request, guided: { kind: 'json', schema: call.schema } }, 'tools');

@@ -206,6 +206,14 @@ describe('tool calling on the llama engine', () => {
     expect(typeof (JSON.parse(answer.calls[0]!.arguments) as { city?: unknown })).toBe('object');
   }, 120_000);
 
+  it('refuses guided output with tools unless tool_choice is none, rather than ignore the guided form', async () => {
+    const guided = { kind: 'json' as const, schema: { type: 'object', properties: { a: { type: 'string' } } } };
+    const refused = await calls(engine.generate({ ...request({ definitions: [WEATHER], choice: 'auto', parallel: true }, 1), guided })).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'EngineError', reason: 'unsupported_parameter', param: 'tool_choice' });
+    const text = await calls(engine.generate({ ...request({ definitions: [WEATHER], choice: 'none', parallel: true }, 1), guided, sampling: { maxTokens: 60, seed: 1 } }));
+    expect(text.calls).toHaveLength(0);
+  }, 120_000);
+
   it('accepts a history with an assistant call and its tool result', async () => {
     const history: GenerationRequest['input'] = {
       kind: 'chat',
