@@ -32,6 +32,7 @@ import type { EdgeParts, MountedInterface } from './published-interface.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../core/database-unavailable.js';
 import { requestSpans, tracerOf, tracingOn } from '../core/telemetry/tracing.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json-depth.js';
+import { KEY_STORE_PATH } from '../core/key-store.js';
 
 export type { EdgeOptions } from './edge-settings.js';
 
@@ -63,6 +64,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
   const jsonMaxDepth = options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
   const requestBounds = options.requestBounds ?? DEFAULT_REQUEST_BOUNDS;
   const dashboard = { ...DEFAULT_DASHBOARD_SETTINGS, ...options.dashboard, path: options.dashboardPath ?? DEFAULT_DASHBOARD_SETTINGS.path };
+  // Every path an interface serves under: the REST bases must not overlap another's to be served directly.
+  const ownPaths = ['/graphql', ...PROBE_PATHS, KEY_STORE_PATH, dashboard.path, ...Object.values(options.restBases)];
   // Which interface's error body a failure the edge answers at `path` is in; GraphQL's where none owns it.
   const errorBodies: [string, ErrorFormat][] = PUBLISHED_INTERFACES.flatMap((published) => published.errorBodies?.(options) ?? []);
   const formatFor = (path: string) => errorBodies.find(([base]) => under(path, base))?.[1] ?? graphqlErrorFormat;
@@ -84,11 +87,24 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     };
     sendApiError(res, formatFor(req.path), apiError, String(req.id));
   }
-  // POSTs to a path an interface serves directly skip Express's router (see `direct` below); the rest go to the app.
+  // Requests an interface serves directly skip Express's router (serveDirect): POSTs to exactly a
+  // `mountPath` path, and anything under a `mountAt` base; the rest go to the app.
   const directPosts = new Map<string, express.RequestHandler[]>();
+  const directBases: [string, express.RequestHandler[]][] = [];
   const appLayers: express.RequestHandler[] = [];
   const httpServer = http.createServer({ ...EdgeConnections.serverOptions(requestBounds), ...bornExpress(app) }, (req, res) => {
-    const handlers = req.method === 'POST' ? directPosts.get(req.url!) : undefined;
+    const url = req.url!;
+    let handlers = req.method === 'POST' ? directPosts.get(url) : undefined;
+    if (!handlers && url.charCodeAt(0) === 0x2f) {
+      const query = url.indexOf('?');
+      const path = query === -1 ? url : url.slice(0, query);
+      for (const [base, chain] of directBases) {
+        if (under(path, base)) {
+          handlers = chain;
+          break;
+        }
+      }
+    }
     if (handlers) serveDirect(app, handlers, req as Request, res as Response, handleError);
     else app(req, res);
   });
@@ -177,7 +193,12 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
     guard: (rules, publicPaths = [], withSessions) =>
       tracedChecks(rules.name, edgeGuard(options.identityOrm, limiter, options.limitsOff ? { ...rules, windows: () => [] } : rules, publicPaths, keyCache, withSessions, keyUse)),
     // Sofa reads the raw body itself, so no body parser runs before a REST mount.
-    mountAt: (base, ...handlers) => app.use((req, res, next) => (under(req.path, base) ? chain(handlers, req, res, next) : next())),
+    mountAt: (base, ...handlers) => {
+      app.use((req, res, next) => (under(req.path, base) ? chain(handlers, req, res, next) : next()));
+      // Straight to these handlers when no other interface's path is under the base or above it
+      // (a REST base set over the dashboard's, say): Express's order then decides, as it always did.
+      if (!ownPaths.some((path) => path !== base && (under(path, base) || under(base, path)))) directBases.push([base, [...appLayers, ...handlers]]);
+    },
     mountPath: (path, ...handlers) => {
       app.use(path, ...handlers);
       directPosts.set(path, [...appLayers, prefixed(path), ...handlers]);
@@ -267,9 +288,9 @@ function prefixed(path: string): express.RequestHandler {
 }
 
 /**
- * A POST to a path an interface mounted with `mountPath`, served by the same handlers as Express
- * would run (the edge-wide layers, then the interface's), in order, without the router's matching
- * of every layer against the path. Sets up the request and response as Express's app.handle does.
+ * A request to a path an interface mounted with `mountPath` (POST) or `mountAt`, served by the
+ * same handlers as Express would run (the edge-wide layers, then the interface's), in order,
+ * without the router's matching of every layer against the path. Sets up the request and response as Express's app.handle does.
  * The member lookup's router and layer matching were about 8 µs of the edge's CPU per request (docs/profiling.md).
  */
 function serveDirect(app: express.Express, handlers: express.RequestHandler[], req: Request, res: Response, onError: express.ErrorRequestHandler): void {
@@ -288,9 +309,9 @@ function serveDirect(app: express.Express, handlers: express.RequestHandler[], r
       return;
     }
     const handler = handlers[at++];
-    // Every chain ends in a handler that answers; one that passes on is a bug, answered as one.
+    // Every chain ends in a handler that answers everything under its path; should one pass on, no other would answer.
     if (!handler) {
-      void onError(new Error(`no handler answered POST ${req.originalUrl}`), req, res, () => undefined);
+      void onError(Object.assign(new Error(`No endpoint answers ${req.method} ${req.path}`), { status: 404, type: 'not_found' }), req, res, () => undefined);
       return;
     }
     try {
