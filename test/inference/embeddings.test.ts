@@ -1,10 +1,9 @@
 import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer, loopbackEmbedding } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
-import { waitFor } from './inference-test-kit.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { everyMount, loopbackEngines, startUpstreamPlatform, waitFor } from './inference-test-kit.js';
 
 /**
  * POST /v1/embeddings on the four mounts over a loopback vLLM (provider_a) with the official
@@ -26,24 +25,13 @@ beforeAll(async () => {
     LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]),
     LoopbackOpenAiServer.start('llama.cpp', [{ id: LLAMA_MODEL, contextLength: 4096 }]),
   ]);
-  const upstream = (url: string, flavour: string) => [{ type: 'openai-upstream', url, flavour }];
-  const config = inferenceConfigFrom(
-    {
-      providers: [
-        { id: 'provider_a', name: 'A', engines: upstream(vllm.url, 'vllm') },
-        { id: 'provider_b', name: 'B', engines: upstream(llama.url, 'llama.cpp') },
-      ],
-      interfaces: {
-        serviceT: { providers: ['provider_a'] },
-        serviceI: { providers: ['provider_a'] },
-        proxy: { providers: ['provider_a'] },
-        gateway: { providers: ['provider_a', 'provider_b'], defaultProvider: 'provider_a' },
-      },
-    },
-    null,
-  );
-  platform = await startTestPlatform({ inference: config });
-  textKey = await platform.issueKey('acme', 'text');
+  ({ platform, textKey } = await startUpstreamPlatform({
+    providers: [
+      { id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm') },
+      { id: 'provider_b', name: 'B', engines: loopbackEngines(llama.url, 'llama.cpp') },
+    ],
+    interfaces: everyMount(['provider_a'], ['provider_a', 'provider_b']),
+  }));
   db = new pg.Client({ connectionString: platform.databaseUrl });
   await db.connect();
 }, 60_000);

@@ -2,10 +2,9 @@ import OpenAI from 'openai';
 import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfigFrom } from '../../subgraphs/inference/config/load-inference-config.js';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform-harness.js';
-import { allIdle, waitFor } from './inference-test-kit.js';
+import type { TestPlatform } from '../support/platform-harness.js';
+import { allIdle, everyMount, loopbackEngines, startUpstreamPlatform, waitFor } from './inference-test-kit.js';
 import { lastGeneration, onGenerationOnly } from './upstream-behaviour.js';
 
 /**
@@ -30,20 +29,13 @@ beforeAll(async () => {
     LoopbackOpenAiServer.start('vllm', [{ id: MODEL, contextLength: 4096 }]),
     LoopbackOpenAiServer.start('llama.cpp', [{ id: VISION_MODEL, contextLength: 4096, vision: true }]),
   ]);
-  const upstream = (url: string, flavour: string) => [{ type: 'openai-upstream', url, flavour, timeouts: { connectMs: 2_000 } }];
-  const both = ['provider_a', 'provider_b'];
-  const config = inferenceConfigFrom(
-    {
-      providers: [
-        { id: 'provider_a', name: 'A', engines: upstream(vllm.url, 'vllm') },
-        { id: 'provider_b', name: 'B', engines: upstream(vision.url, 'llama.cpp') },
-      ],
-      interfaces: { serviceT: { providers: both }, serviceI: { providers: both }, proxy: { providers: both }, gateway: { providers: both, defaultProvider: 'provider_a' } },
-    },
-    null,
-  );
-  platform = await startTestPlatform({ inference: config });
-  textKey = await platform.issueKey('acme', 'text');
+  ({ platform, textKey } = await startUpstreamPlatform({
+    providers: [
+      { id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm') },
+      { id: 'provider_b', name: 'B', engines: loopbackEngines(vision.url, 'llama.cpp') },
+    ],
+    interfaces: everyMount(['provider_a', 'provider_b']),
+  }));
   db = new pg.Client({ connectionString: platform.databaseUrl });
   await db.connect();
 }, 60_000);

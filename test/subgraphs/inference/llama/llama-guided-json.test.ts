@@ -1,15 +1,12 @@
 import { Ajv } from 'ajv';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, type GenerationInput, type GenerationRequest } from '../../../../subgraphs/inference/engine/text-engine.js';
-import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
-import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import type { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import { startRandomModelEngine, type RandomModelEngine } from './random-model-engine.js';
 import { collect } from './collect.js';
 
-let dir: string;
 let engine: LlamaEngine;
+let fixture: RandomModelEngine | undefined;
 
 const CHAT: GenerationInput = { kind: 'chat', messages: [{ role: 'user', content: 'Write a short note' }] };
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
@@ -36,15 +33,12 @@ async function answers(schema: Record<string, unknown>, maxTokens?: number): Pro
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'llama-guided-json-'));
-  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11 });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 512, maxWaiting: 4, rescanMs: 0 });
-  await engine.settled();
+  fixture = await startRandomModelEngine('llama-guided-json', { 'good.gguf': { seed: 11 } });
+  ({ engine } = fixture);
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('guided_json on the llama engine', () => {

@@ -1,14 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationEvent, GenerationRequest, SamplingParams, TokenLogprob } from '../../../../subgraphs/inference/engine/text-engine.js';
-import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
-import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import type { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import { startRandomModelEngine, type RandomModelEngine } from './random-model-engine.js';
 
 let dir: string;
 let engine: LlamaEngine;
+let fixture: RandomModelEngine | undefined;
 
 function request(sampling: SamplingParams, logprobs?: { top: number }): GenerationRequest {
   return { model: 'good', input: { kind: 'chat', messages: [{ role: 'user', content: 'Say something' }] }, sampling, ...(logprobs ? { logprobs } : {}), signal: new AbortController().signal };
@@ -38,15 +37,12 @@ async function read(events: AsyncIterable<GenerationEvent>): Promise<Read> {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'llama-logprobs-'));
-  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 5 });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 512, maxWaiting: 4, rescanMs: 0 });
-  await engine.settled();
+  fixture = await startRandomModelEngine('llama-logprobs', { 'good.gguf': { seed: 5 } });
+  ({ engine, dir } = fixture);
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('logprobs on the llama engine', () => {

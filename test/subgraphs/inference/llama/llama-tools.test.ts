@@ -1,16 +1,13 @@
 import { Ajv } from 'ajv';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinishReason, GenerationEvent, GenerationRequest, ToolDefinition, ToolUse } from '../../../../subgraphs/inference/engine/text-engine.js';
-import { writeRandomGguf } from '../../../../subgraphs/inference/engines/llama/gguf-writer.js';
-import { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import type { LlamaEngine } from '../../../../subgraphs/inference/engines/llama/llama-engine.js';
+import { startRandomModelEngine, type RandomModelEngine } from './random-model-engine.js';
 import { toolPreamble } from '../../../../subgraphs/inference/engines/llama/tool-preamble.js';
 import { collect } from './collect.js';
 
-let dir: string;
 let engine: LlamaEngine;
+let fixture: RandomModelEngine | undefined;
 
 const WEATHER: ToolDefinition = {
   name: 'get_weather',
@@ -71,16 +68,12 @@ async function calls(events: AsyncIterable<GenerationEvent>): Promise<Calls> {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'llama-tools-'));
-  await writeRandomGguf(join(dir, 'good.gguf'), { seed: 11, contextLength: 2048 });
-  await writeRandomGguf(join(dir, 'tooled.gguf'), { seed: 12, contextLength: 2048, chatTemplate: TOOLS_TEMPLATE });
-  engine = new LlamaEngine({ modelsDir: dir, sequences: 1, threads: 1, contextSize: 2048, maxWaiting: 4, rescanMs: 0 });
-  await engine.settled();
+  fixture = await startRandomModelEngine('llama-tools', { 'good.gguf': { seed: 11, contextLength: 2048 }, 'tooled.gguf': { seed: 12, contextLength: 2048, chatTemplate: TOOLS_TEMPLATE } }, 2048);
+  ({ engine } = fixture);
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('tool calling on the llama engine', () => {
