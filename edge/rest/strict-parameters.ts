@@ -20,11 +20,14 @@ import type { CompiledRoute } from './route-table.js';
  */
 
 /** What a JSON value must be for each scalar the REST routes take; custom scalars by their wire form. */
+// The range in the words, so that a too-large whole number is not told it is no integer.
+const INT = 'an integer from -2147483647 to 2147483647';
+const SAFE_INT = 'an integer from -9007199254740991 to 9007199254740991';
 const JSON_SCALARS: Record<string, { test: (value: unknown) => boolean; expected: string }> = {
   String: { test: (v) => typeof v === 'string', expected: 'a string' },
   ID: { test: (v) => typeof v === 'string', expected: 'a string' },
-  Int: { test: (v) => Number.isInteger(v) && Math.abs(v as number) <= 2 ** 31 - 1, expected: 'an integer' },
-  SafeInt: { test: (v) => Number.isSafeInteger(v), expected: 'an integer' },
+  Int: { test: (v) => Number.isInteger(v) && Math.abs(v as number) <= 2 ** 31 - 1, expected: INT },
+  SafeInt: { test: (v) => Number.isSafeInteger(v), expected: SAFE_INT },
   Float: { test: (v) => typeof v === 'number' && Number.isFinite(v), expected: 'a number' },
   Boolean: { test: (v) => typeof v === 'boolean', expected: 'true or false' },
   DateTime: { test: (v) => typeof v === 'string', expected: 'a date-time string (ISO 8601)' },
@@ -93,8 +96,8 @@ function parses(scalar: GraphQLScalarType, value: unknown): boolean {
 
 /** What a query-string value must look like for each scalar (query values are text). */
 const QUERY_SCALARS: Record<string, { test: (value: string) => boolean; expected: string }> = {
-  Int: { test: (v) => /^-?\d{1,10}$/.test(v) && Math.abs(Number(v)) <= 2 ** 31 - 1, expected: 'an integer' },
-  SafeInt: { test: (v) => /^-?\d{1,16}$/.test(v) && Number.isSafeInteger(Number(v)), expected: 'an integer' },
+  Int: { test: (v) => /^-?\d{1,10}$/.test(v) && Math.abs(Number(v)) <= 2 ** 31 - 1, expected: INT },
+  SafeInt: { test: (v) => /^-?\d{1,16}$/.test(v) && Number.isSafeInteger(Number(v)), expected: SAFE_INT },
   Float: { test: (v) => v.trim() !== '' && Number.isFinite(Number(v)), expected: 'a number' },
   Boolean: { test: (v) => v === 'true' || v === 'false', expected: 'true or false' },
 };

@@ -94,6 +94,13 @@ describe('membership REST query strings', () => {
     expect(await refusal(await platform.request('/api/v1/members?colour=blue', { key }))).toMatchObject({ status: 400, code: 'unknown_parameter', param: 'colour' });
   });
 
+  it('a whole number past the type\'s range is told the range, not that it is no integer', async () => {
+    const tooLarge = await refusal(await platform.request('/api/v1/members?limit=1000000000000', { key }));
+    expect(tooLarge).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'limit', message: 'limit must be an integer from -2147483647 to 2147483647, got "1000000000000"' });
+    const inBody = await platform.request('/api/v1/events', { method: 'POST', key, json: { title: 'Big', startsAt: '2030-05-01T18:00:00Z', endsAt: '2030-05-01T20:00:00Z', timeZone: 'UTC', capacity: 2 ** 31 } });
+    expect(await refusal(inBody)).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'capacity', message: expect.stringContaining('must be an integer from -2147483647 to 2147483647') });
+  });
+
   it('a parameter that is not a list, given twice, is 400 naming it', async () => {
     expect(await refusal(await platform.request('/api/v1/members?limit=1&limit=2', { key }))).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'limit' });
   });
