@@ -144,7 +144,12 @@ export interface EdgeOptions {
   requestBounds?: RequestBounds;
   /** Which proxies' X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY); none by default. */
   trustProxy?: TrustProxy;
+  /** The origins whose web pages may call the published interfaces (CORS_ORIGINS); none by default. */
+  crossOrigins?: CrossOrigins;
 }
+
+/** Who may call the published interfaces from a web page on another origin: any (`*`) or these origins. */
+export type CrossOrigins = '*' | string[];
 
 /**
  * Express's `trust proxy` setting, as TRUST_PROXY gives it: false (the peer is the client), true

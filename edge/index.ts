@@ -17,6 +17,7 @@ import type { EdgeContext } from '../core/edge-context.js';
 import { IdempotencyOwner } from './idempotency/idempotency-owner.js';
 import { edgeGuard } from './access/edge-guard.js';
 import { RateLimiter } from './access/rate-limiter.js';
+import { crossOrigin } from './access/cross-origin.js';
 import { startFederatedGraph } from './federation/federated-graph.js';
 import { ClusterPersistedQueries } from './federation/cluster-persisted-queries.js';
 import { RedisPersistedQueries } from './federation/redis-persisted-queries.js';
@@ -154,6 +155,8 @@ export async function createEdge(options: EdgeOptions): Promise<Edge> {
       PROBE_PATHS.has(path) ? 'health' : under(path, dashboard.path) ? 'dashboard' : (interfaceBases.find(([base]) => under(path, base))?.[1] ?? 'other'),
     ),
   );
+  // Pages on the origins CORS_ORIGINS names may call with their keys; preflights are answered before any key is asked for.
+  if (options.crossOrigins) useEverywhere(crossOrigin(options.crossOrigins, (path) => under(path, dashboard.path) || under(path, KEY_STORE_PATH)));
   // Marks this process's Idempotency-Key claims as alive while it runs.
   const idempotencyOwner = new IdempotencyOwner(options.identityOrm, options.logger.child({ part: 'idempotency' }));
   const limiter = new RateLimiter(redis);

@@ -14,6 +14,7 @@ import {
   type RestBases,
   type SubscriptionLimits,
   type TrustProxy,
+  type CrossOrigins,
 } from '../edge/edge-settings.js';
 import type { InferenceConfig } from '../subgraphs/inference/config/inference-config.js';
 import { loadInferenceConfig } from '../subgraphs/inference/config/load-inference-config.js';
@@ -87,6 +88,8 @@ export interface PlatformConfig {
   edgeRequests: RequestBounds;
   /** The proxies in front of the edge whose X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY); none by default. */
   trustProxy: TrustProxy;
+  /** The origins whose web pages may call the published interfaces (CORS_ORIGINS): `*`, a list, or none (undefined). */
+  crossOrigins: CrossOrigins | undefined;
   /** Active (neither disabled nor expired) live and test keys one account may hold (MAX_ACTIVE_KEYS_PER_ACCOUNT). */
   maxActiveKeysPerAccount: number;
   /** How long the edge reuses a looked-up key (KEY_CACHE_SECONDS, default 30; 0 reads the key store every time). Changes reach it at once whatever this is. */
@@ -215,6 +218,30 @@ function trustProxyFromEnv(env: NodeJS.ProcessEnv): TrustProxy {
   return entries;
 }
 
+/**
+ * CORS_ORIGINS: unset (no cross-origin calls), `*` (any origin), or a comma-separated list of
+ * origins (`https://app.example.com, http://localhost:3000`), each a scheme, host and port only.
+ */
+function crossOriginsFromEnv(raw: string | undefined): CrossOrigins | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  if (value === '*') return '*';
+  return value.split(',').map((entry) => {
+    const given = entry.trim();
+    let url: URL | undefined;
+    try {
+      url = new URL(given);
+    } catch {
+      url = undefined;
+    }
+    // Browsers send the origin as scheme://host[:port] (no default port, no path): compared in that form.
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+      throw new Error(`CORS_ORIGINS must be * or origins such as "https://app.example.com, http://localhost:3000" (scheme, host and port, no path); "${given}" is not one`);
+    }
+    return url.origin;
+  });
+}
+
 function atMost(value: number, max: number, name: string): number {
   if (value > max) throw new Error(`${name} must be at most ${max}, got ${value}`);
   return value;
@@ -308,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig
     },
     edgeRequests: requestBoundsFromEnv(env),
     trustProxy: trustProxyFromEnv(env),
+    crossOrigins: crossOriginsFromEnv(env.CORS_ORIGINS),
     maxActiveKeysPerAccount: countFromEnv(env, 'MAX_ACTIVE_KEYS_PER_ACCOUNT', DEFAULT_MAX_ACTIVE_KEYS_PER_ACCOUNT),
     keyCacheSeconds: countFromEnv(env, 'KEY_CACHE_SECONDS', 30, 0),
     subgraphQueryDeduplication: env.SUBGRAPH_QUERY_DEDUPLICATION !== 'false',

@@ -40,6 +40,7 @@ export async function startEdgeService(
     jsonMaxDepth: config.jsonMaxDepth,
     requestBounds: config.edgeRequests,
     trustProxy: config.trustProxy,
+    crossOrigins: config.crossOrigins,
   });
   collectProcessMetrics();
   if (cluster.isWorker) answerClusterPrimary();
