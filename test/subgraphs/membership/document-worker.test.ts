@@ -145,14 +145,16 @@ describe('DocumentWorker', () => {
       close: async () => undefined,
     };
     const backoffs: number[] = [];
-    const retrying = worker({ extractor: failingOnce, backoffMs: (attempt) => (backoffs.push(attempt), 200) });
+    // A backoff long enough that a stalled test machine still asks again before it ends.
+    const retrying = worker({ extractor: failingOnce, backoffMs: (attempt) => (backoffs.push(attempt), 2000) });
     expect(await retrying.runOnce()).toBe(1);
     const waiting = await row(flaky.id);
     expect(waiting).toMatchObject({ status: 'pending', attempts: 1, failureReason: 'error', failureDetail: 'connection reset' });
     expect(waiting!.nextAttemptAt!.getTime()).toBeGreaterThan(Date.now() + 50);
     // Not due yet: nothing is claimed.
     expect(await retrying.runOnce()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Until just past the time the row gives for the next attempt.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, waiting!.nextAttemptAt!.getTime() - Date.now()) + 50));
     expect(await retrying.runOnce()).toBe(1);
     expect(await row(flaky.id)).toMatchObject({ status: 'ready', attempts: 2, failureReason: null });
     expect(backoffs).toEqual([1]);
