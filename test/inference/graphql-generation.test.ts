@@ -273,10 +273,11 @@ describe('chatCompletionStream over graphql-ws through the gateway', () => {
   });
 
   // Had the generation run on to its end, its record would say 200: client_closed is written only
-  // when the subscriber left first.
+  // when the subscriber left first. The regex allows no end within max tokens, so the generation runs
+  // all 480 (some 0.2 s here); unguided, seed 5 wrote its end token after 217 (some 0.06 s).
   it('stops the generation when the client unsubscribes: recorded as client_closed', async () => {
     const client = wsClient();
-    const iterator = client.iterate({ query: STREAM, variables: { input: { model: MODEL, messages: HELLO, maxTokens: 400, seed: 5, temperature: 1 } } });
+    const iterator = client.iterate({ query: STREAM, variables: { input: { model: MODEL, messages: HELLO, maxTokens: 480, guidedRegex: '([a-z]{1000}){20}', seed: 5, temperature: 1 } } });
     const first = await iterator.next();
     expect((first.value as Answer<{ chatCompletionStream: Chunk }>).data!.chatCompletionStream.text.length).toBeGreaterThan(0);
     await iterator.return!();
