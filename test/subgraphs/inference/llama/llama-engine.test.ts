@@ -254,15 +254,22 @@ describe('tokenize', () => {
 
 describe('capacity', () => {
   it('runs as many generations as sequences at once; one more waits for a free sequence, one beyond maxWaiting is refused', async () => {
-    const long = (seed: number, signal = new AbortController().signal) =>
-      collect(engine.generate(request({ maxTokens: 150, seed }, { signal, guided: { kind: 'regex', pattern: '[a-z]{1000}' } })));
-    const runs = [long(1), long(2)];
+    const generation = (seed: number, signal = new AbortController().signal) => engine.generate(request({ maxTokens: 150, seed }, { signal, guided: { kind: 'regex', pattern: '[a-z]{1000}' } }));
+    const long = (seed: number, signal?: AbortSignal) => collect(generation(seed, signal));
+    // Two generations held after their first delta: a sequence is given back only when its answer is
+    // read to its end, so both stay busy however soon the model (some 0.1 s for both) is done.
+    const held = await Promise.all(
+      [1, 2].map(async (seed) => {
+        const events = generation(seed)[Symbol.asyncIterator]();
+        expect((await events.next()).value).toMatchObject({ type: 'delta' });
+        return events;
+      }),
+    );
     const queued = new AbortController();
     const third = long(3, queued.signal);
-    const fourth = refusal(long(4));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Refused once the third waits (requests queue in arrival order).
+    const refused = await refusal(long(4));
     expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ sequences: 2, busy: 2, waiting: 1 });
-    const refused = await fourth;
     expect(refused.reason).toBe('unavailable');
     expect(refused.message).toMatch(/busy/);
     // A waiting request whose client goes away leaves the queue.
@@ -270,7 +277,7 @@ describe('capacity', () => {
     await expect(third).rejects.toThrow('left the queue');
     expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ busy: 2, waiting: 0 });
     const late = long(5);
-    const answers = await Promise.all([...runs, late]);
+    const answers = await Promise.all([...held.map((events) => collect({ [Symbol.asyncIterator]: () => events })), late]);
     expect(answers.map((answer) => answer.usage.completionTokens)).toEqual([150, 150, 150]);
     expect((await engine.capacity()).find((entry) => entry.model === 'good')).toMatchObject({ busy: 0, waiting: 0 });
   });
