@@ -16,6 +16,7 @@ import { ProviderStatusFeed } from './provider/provider-status.feed.js';
 import { usageRecordReference } from './usage/usage.reference.js';
 import { UsageRecorder } from './usage/usage-recorder.js';
 import { UsageRetention } from './usage/usage-retention.js';
+import { ResponseRetention } from './responses/response-retention.js';
 import { UsageResolver } from './usage/usage.resolver.js';
 
 /** What defines the inference subgraph, also used to compose the supergraph without a database. */
@@ -76,6 +77,8 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
   runtime = { config, orm: subgraph.orm, registry, usage, jsonMaxDepth: options.jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH };
   const retention = new UsageRetention(subgraph.orm, logger, config.usage.retentionMonths);
   retention.start();
+  const responsesRetention = new ResponseRetention(subgraph.orm, logger);
+  responsesRetention.start();
   const { router } = createOpenAiRoutes(runtime, logger);
   return {
     ...subgraph,
@@ -86,6 +89,7 @@ export async function createInferenceSubgraph(options: InferenceSubgraphOptions)
       await registry.close();
       await feed?.settled();
       await retention.close();
+      await responsesRetention.close();
       await usage.close();
       await subgraph.close();
     },

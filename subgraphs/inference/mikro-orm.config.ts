@@ -11,11 +11,13 @@ import { UsageHour } from './analytics/usage-hour.entity.js';
 import { UsageLatencyDay } from './analytics/usage-latency-day.entity.js';
 import { UsageLatencyHour } from './analytics/usage-latency-hour.entity.js';
 import { Migration20261123001100UsageLatencyHistograms } from './migrations/Migration20261123001100UsageLatencyHistograms.js';
+import { Migration20261129000100StoredResponses } from './migrations/Migration20261129000100StoredResponses.js';
+import { StoredResponse } from './responses/stored-response.entity.js';
 
 /** The inference subgraph's ORM: its entities and migrations, in the `inference` schema. */
 export const inferenceOrmOptions = {
   schema: 'inference',
-  entities: [IdempotentOutcome, Provider, UsageRecord, UsageHour, UsageLatencyHour, UsageLatencyDay],
+  entities: [IdempotentOutcome, Provider, UsageRecord, UsageHour, UsageLatencyHour, UsageLatencyDay, StoredResponse],
   migrations: [
     { name: 'Migration20261122000300Providers', class: Migration20261122000300Providers },
     { name: 'Migration20261123000200UsageRecords', class: Migration20261123000200UsageRecords },
@@ -23,6 +25,7 @@ export const inferenceOrmOptions = {
     { name: 'Migration20261123000900UsageAnalytics', class: Migration20261123000900UsageAnalytics },
     { name: 'Migration20261123001000UsageHours', class: Migration20261123001000UsageHours },
     { name: 'Migration20261123001100UsageLatencyHistograms', class: Migration20261123001100UsageLatencyHistograms },
+    { name: 'Migration20261129000100StoredResponses', class: Migration20261129000100StoredResponses },
     idempotentOutcomesMigration('inference'),
   ],
 };

@@ -69,7 +69,7 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
   it('answers responses.create with a Response object of the upstream text and usage, asking the upstream as chat', async () => {
     const response = await client().responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Say hello', max_output_tokens: 20, temperature: 0.5, metadata: { run: 'one' } });
     expect(response.id).toMatch(/^resp_/);
-    expect(response).toMatchObject({ object: 'response', status: 'completed', model: MODEL, error: null, incomplete_details: null, metadata: { run: 'one' }, store: false });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', model: MODEL, error: null, incomplete_details: null, metadata: { run: 'one' }, store: true });
     expect(response.output).toHaveLength(1);
     expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: REPLY, annotations: [] }] });
     expect(response.output_text).toBe(REPLY);
@@ -194,12 +194,13 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     expect(row).toMatchObject({ provider: 'provider_a', prompt_tokens: response.usage!.input_tokens, completion_tokens: response.usage!.output_tokens });
   });
 
-  it('refuses in OpenAI error shape what it cannot serve: stored responses, previous_response_id, unknown fields, tools', async () => {
+  it('refuses in OpenAI error shape what it cannot serve or find: unknown responses and items, unknown fields, tools', async () => {
     const lookup = client().responses.retrieve('resp_abc');
     await expect(lookup).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(lookup).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
-    for (const call of [client().responses.delete('resp_abc'), client().responses.inputItems.list('resp_abc'), client().responses.cancel('resp_abc')]) {
-      await expect(call).rejects.toMatchObject({ status: 404, code: 'response_not_found', message: expect.stringContaining("'resp_abc'") });
+    // Made one at a time: a rejection waiting in an array before its turn is unhandled.
+    for (const call of [() => client().responses.delete('resp_abc'), () => client().responses.inputItems.list('resp_abc'), () => client().responses.cancel('resp_abc')]) {
+      await expect(call()).rejects.toMatchObject({ status: 404, code: 'response_not_found', message: expect.stringContaining("'resp_abc'") });
     }
 
     await expect(client().responses.create({ model: MODEL, input: 'x', previous_response_id: 'resp_abc' })).rejects.toMatchObject({
@@ -209,8 +210,14 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     });
     await expect(client().responses.create({ model: MODEL, input: 'x', background: true })).rejects.toMatchObject({ status: 400, code: 'unknown_parameter', param: 'background' });
     await expect(client().responses.create({ model: MODEL, input: [{ type: 'item_reference', id: 'msg_abc' }] })).rejects.toMatchObject({
+      status: 400,
+      code: 'item_not_found',
       param: 'input[0]',
-      message: expect.stringContaining('input items of type "item_reference" are not served here'),
+      message: expect.stringContaining("'msg_abc'"),
+    });
+    await expect(client().responses.create({ model: MODEL, input: [{ type: 'reasoning', id: 'rs_abc', summary: [] }] })).rejects.toMatchObject({
+      param: 'input[0]',
+      message: expect.stringContaining('input items of type "reasoning" are not served here'),
     });
     await expect(client().responses.create({ model: MODEL })).rejects.toMatchObject({ status: 400, code: 'missing_parameter', param: 'input' });
     await expect(client().responses.create({ model: 'no-such-model', input: 'x' })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });

@@ -40,6 +40,8 @@ export interface LoopbackBehaviour {
    * arguments streamed in these pieces (one a token), as vLLM's tool-call parser streams them.
    */
   toolCalls?: { name: string; arguments: string[] }[];
+  /** Text the model writes before its tool calls, in the same answer (real models often do); one token. */
+  callText?: string;
 }
 
 export interface RecordedRequest {
@@ -331,19 +333,21 @@ export class LoopbackOpenAiServer {
   private async callTools(res: http.ServerResponse, request: Record<string, unknown>, calls: { name: string; arguments: string[] }[], promptTokens: number, n = 1): Promise<void> {
     const ids = calls.map((_, i) => `chatcmpl-tool-loop${i}`);
     // With n, every choice makes the same calls.
-    const completionTokens = n * calls.reduce((sum, call) => sum + call.arguments.length, 0);
+    const text = this.behaviour.callText;
+    const completionTokens = n * (calls.reduce((sum, call) => sum + call.arguments.length, 0) + (text ? 1 : 0));
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     this.lastUsage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
     const model = String(request.model);
     if (request.stream !== true) {
       const toolCalls = calls.map((call, i) => ({ id: ids[i], type: 'function', function: { name: call.name, arguments: call.arguments.join('') } }));
-      const choices = Array.from({ length: n }, (_, index) => ({ index, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }));
+      const choices = Array.from({ length: n }, (_, index) => ({ index, message: { role: 'assistant', content: text ?? null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }));
       return this.send(res, 200, { id: 'chatcmpl-loop', object: 'chat.completion', model, choices, usage });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (let choice = 0; choice < n; choice++) {
       const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-loop', object: 'chat.completion.chunk', model, choices: [{ index: choice, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: 'assistant', content: '' }));
+      if (text) res.write(chunk({ content: text }));
       for (const [index, call] of calls.entries()) {
         res.write(chunk({ tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }] }));
         for (const piece of call.arguments) res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));

@@ -127,6 +127,8 @@ export const inferenceConfigFile = z.strictObject({
         .optional(),
     })
     .optional(),
+  // Responses API answers kept for GET, previous_response_id and item_reference (responses/response-store.ts).
+  responses: z.strictObject({ retentionDays: z.int().min(1).max(3650).optional() }).optional(),
 });
 
 export type InferenceConfigFile = z.infer<typeof inferenceConfigFile>;

@@ -4,6 +4,7 @@ import { OCR_DEFAULTS } from '../engines/ocr/ocr-defaults.js';
 import { IMAGE_INPUT_DEFAULTS } from '../image-input/image-input.js';
 import { DEFAULT_INFERENCE_CONFIG, DEFAULT_MAX_PARALLEL, DEFAULT_TIMEOUTS } from './inference-config.defaults.js';
 import { DEFAULT_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
+import { DEFAULT_RESPONSE_RETENTION_DAYS } from '../responses/response-retention.js';
 import { InferenceConfigError, type ConfigIssue } from './inference-config-error.js';
 import { IMAGE_LISTING_FILTER, inferenceConfigFile, type Capability, type EngineConfigInput, type InferenceConfigFile } from './inference-config.schema.js';
 import type { EngineConfig, ImageUrlConfig, InferenceConfig, ProviderConfig } from './inference-config.js';
@@ -202,6 +203,7 @@ function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): I
     plans: config.plans.map((plan) => ({ id: plan.id, name: plan.name ?? plan.id, models: plan.models })),
     defaultPlan: config.defaultPlan,
     usage: { retentionMonths: config.usage?.retentionMonths ?? DEFAULT_USAGE_RETENTION_MONTHS },
+    responses: { retentionDays: config.responses?.retentionDays ?? DEFAULT_RESPONSE_RETENTION_DAYS },
   };
 }
 

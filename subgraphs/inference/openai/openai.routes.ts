@@ -12,6 +12,7 @@ import { imageRoutes } from '../images/image.routes.js';
 import type { WireCall, WireRoute } from '../protocol/wire-route.js';
 import { gatewayRecommendations } from '../recommendation/recommendation.wire.js';
 import { responsesRoutes } from '../responses/responses.routes.js';
+import { ResponseStore } from '../responses/response-store.js';
 import { embeddingsRoutes } from '../embeddings/embeddings.routes.js';
 import { CallerSlots } from './caller-slots.js';
 import { errorBody, outcomeFor, sendWireError, WireError, wireErrorOf } from '../protocol/wire-error.js';
@@ -301,7 +302,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         res.json(entry);
       },
     },
-    ...responsesRoutes(service, logger, URL_IMAGES),
+    ...responsesRoutes(service, logger, URL_IMAGES, new ResponseStore(runtime.orm, runtime.config.responses.retentionDays)),
     ...embeddingsRoutes(service),
     {
       method: 'GET',

@@ -12,7 +12,8 @@ import type { ResponsesBody } from './responses-request.js';
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+/** A new item or response id: 122 random bits, so that an id of the one keyless scope cannot be guessed. */
+export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /** A function_call output item as it grows from the engine's tool_call pieces. */
 export interface FunctionCallItem {
@@ -32,7 +33,11 @@ export class ResponseDraft {
   private readonly items: ('message' | number)[] = [];
   private readonly calls = new Map<number, FunctionCallItem>();
 
-  constructor(private readonly body: ResponsesBody) {}
+  /** `store`: whether the response is kept, as its object says. */
+  constructor(
+    private readonly body: ResponsesBody,
+    readonly store: boolean,
+  ) {}
 
   /** Whether the message item has begun. */
   get messageOpen(): boolean {
@@ -105,10 +110,9 @@ export class ResponseDraft {
       model: body.model,
       output: end ? this.output(end.text, status === 'completed' ? 'completed' : 'incomplete') : [],
       parallel_tool_calls: body.parallel_tool_calls ?? true,
-      previous_response_id: null,
+      previous_response_id: body.previous_response_id ?? null,
       reasoning: { effort: null, summary: null },
-      // Nothing is kept, whatever the client asked: GET /v1/responses/{id} is 404.
-      store: false,
+      store: this.store,
       temperature: body.temperature ?? null,
       text: { format },
       tool_choice: body.tool_choice ?? 'auto',

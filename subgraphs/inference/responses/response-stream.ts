@@ -46,11 +46,14 @@ export class ResponseStream {
     if (event.arguments) this.send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: event.arguments });
   }
 
-  end(finishReason: FinishReason, usage: Usage): void {
+  /** Closes the items and sends the last event, once `keep` has kept the response it carries. */
+  async end(finishReason: FinishReason, usage: Usage, keep: (response: ReturnType<ResponseDraft['response']>) => Promise<void>): Promise<void> {
     const status = finishReason === 'length' ? 'incomplete' : 'completed';
     if (this.draft.callItems.length === 0) this.openMessage();
     this.closeOpen(status);
-    this.send(`response.${status}`, { response: this.draft.response(status, { text: this.text, finishReason, usage }) });
+    const response = this.draft.response(status, { text: this.text, finishReason, usage });
+    await keep(response);
+    this.send(`response.${status}`, { response });
   }
 
   send(type: string, fields: Record<string, unknown>): void {

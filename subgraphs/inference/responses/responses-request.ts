@@ -6,8 +6,9 @@ import { WireError } from '../protocol/wire-error.js';
 /**
  * The Responses API's request body (POST /v1/responses), as OpenAI documents it, validated with
  * zod and read into the engine-neutral generation input. `null` for an optional field means
- * absent, as OpenAI takes it. What the platform cannot honour (stored conversations, background
- * runs, reasoning settings, files) is refused by name, never ignored.
+ * absent, as OpenAI takes it. What the platform cannot honour (background runs, reasoning
+ * settings, files) is refused by name, never ignored. Kept conversations (`previous_response_id`,
+ * `item_reference`) are read from the store by the route before the body becomes a generation.
  */
 
 const nullish = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
@@ -47,11 +48,13 @@ const functionCallOutput = z.strictObject({
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(z.unknown())]),
 });
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output'];
-const inputItem = z.union([message, functionCall, functionCallOutput], {
+// An item of a kept response (an input item or an output message or call), named by its id.
+const itemReference = z.strictObject({ type: z.literal('item_reference'), id: z.string().min(1).max(64) });
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'item_reference'];
+const inputItem = z.union([message, functionCall, functionCallOutput, itemReference], {
   error: (issue) => {
     const type = (issue.input as { type?: unknown } | undefined)?.type;
-    // item_reference, reasoning and the built-in tools' items refer to what is not kept or not served here.
+    // Reasoning and the built-in tools' items refer to what is not served here.
     return issue.code === 'invalid_union' && typeof type === 'string' && !ITEM_TYPES.includes(type)
       ? `input items of type "${type}" are not served here (only ${ITEM_TYPES.join(', ')})`
       : undefined;
@@ -116,6 +119,8 @@ export function responsesSchema(gateway: boolean): z.ZodType<ResponsesBody> {
 }
 
 type InputItem = z.infer<typeof inputItem>;
+/** An input item once references are resolved: what a conversation is made of. */
+export type ConversationItem = Exclude<InputItem, { type: 'item_reference' }>;
 type Tool = z.infer<typeof tool>;
 type FunctionTool = z.infer<typeof functionTool>;
 
@@ -155,15 +160,7 @@ export interface ResponsesCall {
  * Reads a validated body into a generation, or refuses what it cannot serve. `tool_choice: none`
  * with tools asks for text only, which every model gives, so the tools are not sent on.
  */
-export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): ResponsesCall {
-  if (body.previous_response_id != null) {
-    throw new WireError(
-      400,
-      'previous_response_not_found',
-      `Previous response with id '${body.previous_response_id}' not found: responses are not kept here; send the conversation in 'input'`,
-      'previous_response_id',
-    );
-  }
+export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422, conversation: { history: ConversationItem[]; input: ConversationItem[] }): ResponsesCall {
   if (body.stream_options != null && body.stream !== true) throw new WireError(400, 'invalid_value', 'stream_options is only allowed when stream is true', 'stream_options');
   const tools = (body.tools ?? []).map((t, i): FunctionTool => {
     if (t.type === 'function') return t as FunctionTool;
@@ -200,11 +197,15 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     messages.push({ role: 'system', content: body.instructions });
     sources.push('instructions');
   }
-  body.input.forEach((item, i) => {
+  // The previous responses' items come first; a parameter in them is named previous_response_id.
+  const items = [...conversation.history, ...conversation.input];
+  const offset = conversation.history.length;
+  items.forEach((item, at) => {
+    const i = at - offset;
     if (item.type === 'function_call') {
       // An answer's text and calls, or consecutive calls, are one assistant turn, as chat carries them.
       const last = messages.at(-1);
-      const before = body.input[i - 1];
+      const before = items[at - 1];
       const call = { id: item.call_id, name: item.name, arguments: item.arguments };
       if (last?.role === 'assistant' && before !== undefined && (before.type === 'function_call' || ('role' in before && before.role === 'assistant'))) {
         (last.toolCalls ??= []).push(call);
@@ -216,7 +217,7 @@ export function responsesCallOf(body: ResponsesBody, badValue: 400 | 422): Respo
     } else {
       messages.push(messageOf(item, i));
     }
-    sources.push(`input[${i}]`);
+    sources.push(i < 0 ? 'previous_response_id' : `input[${i}]`);
   });
   const paramOf = (param: string | null) => {
     if (param !== null && param in RESPONSES_NAMES) return RESPONSES_NAMES[param]!;

@@ -3,7 +3,7 @@ import { ResponseDraft } from '../../../../subgraphs/inference/responses/respons
 import { responsesSchema } from '../../../../subgraphs/inference/responses/responses-request.js';
 
 /** A Response's output items from an engine's text and tool_call pieces, in OpenAI's shape. */
-const draftOf = () => new ResponseDraft(responsesSchema(false).parse({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'weather' }] }));
+const draftOf = () => new ResponseDraft(responsesSchema(false).parse({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'weather' }] }), false);
 const usage = { promptTokens: 3, completionTokens: 5 };
 
 describe('ResponseDraft output', () => {

@@ -12,12 +12,12 @@ import { responsesSchema } from '../../../../subgraphs/inference/responses/respo
  * it is done before the next item is added.
  */
 async function eventsOf(pieces: Exclude<GenerationEvent, { type: 'done' }>[], withTools = true): Promise<ResponseStreamEvent[]> {
-  const draft = new ResponseDraft(responsesSchema(false).parse({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'weather' }] }));
+  const draft = new ResponseDraft(responsesSchema(false).parse({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'weather' }] }), false);
   let sse = '';
   const stream = new ResponseStream(draft, (chunk) => (sse += chunk), withTools);
   stream.open();
   for (const piece of pieces) stream.piece(piece);
-  stream.end('tool_calls', { promptTokens: 3, completionTokens: 5 });
+  await stream.end('tool_calls', { promptTokens: 3, completionTokens: 5 }, async () => {});
   const read: ResponseStreamEvent[] = [];
   for await (const event of Stream.fromSSEResponse<ResponseStreamEvent>(new Response(sse, { headers: { 'content-type': 'text/event-stream' } }), new AbortController())) read.push(event);
   return read;

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseWire } from '../../../../subgraphs/inference/protocol/wire-body.js';
 import { WireError } from '../../../../subgraphs/inference/protocol/wire-error.js';
-import { responsesCallOf, responsesSchema } from '../../../../subgraphs/inference/responses/responses-request.js';
+import { responsesCallOf, responsesSchema, type ConversationItem } from '../../../../subgraphs/inference/responses/responses-request.js';
 
 /**
  * A Responses body with function tools, read into the engines' terms: the tools become the
  * generation's ToolUse, and a conversation's function_call / function_call_output items become
  * chat's assistant tool_calls and tool turns, as an upstream and the templates take them.
  */
-const read = (body: unknown) => responsesCallOf(parseWire('serviceT', responsesSchema(false), body), 400);
+const read = (body: unknown) => {
+  const parsed = parseWire('serviceT', responsesSchema(false), body);
+  return responsesCallOf(parsed, 400, { history: [], input: parsed.input as ConversationItem[] });
+};
 
 const weather = { type: 'function', name: 'weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true };
 
