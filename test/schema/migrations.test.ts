@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityOrmOptions } from '../../identity/index.js';
 import { marketplaceOrmOptions } from '../../subgraphs/marketplace/mikro-orm.config.js';
 import { membershipOrmOptions } from '../../subgraphs/membership/mikro-orm.config.js';
+import { inferenceOrmOptions } from '../../subgraphs/inference/mikro-orm.config.js';
 import { migrate, openOrm } from '../../core/orm.js';
 import { createTestDatabase } from '../support/database.js';
 
@@ -17,6 +18,7 @@ describe.each([
   ['identity', identityOrmOptions],
   ['membership', membershipOrmOptions],
   ['marketplace', marketplaceOrmOptions],
+  ['inference', inferenceOrmOptions],
 ])('the %s migrations', (_name, options) => {
   it('create exactly what the entities describe, and run twice without change', async () => {
     const orm = await openOrm({ clientUrl: db.url, ...options });
