@@ -244,14 +244,16 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     expect(vllm.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
-  it('ends a stream the upstream breaks with response.failed, which the client throws as an APIError', async () => {
+  it('ends a stream the upstream breaks with response.failed, which the client throws as an APIError, and keeps it failed', async () => {
     onGenerationOnly(vllm, { streamErrorAfter: { chunks: 2, code: 500, message: 'engine fault', type: 'InternalServerError' } });
     const stream = await client().responses.create({ model: MODEL, input: 'Say hello', stream: true });
     const types: string[] = [];
+    let id = '';
     const failure = await (async () => {
       try {
         for await (const event of stream) {
           types.push(event.type);
+          if (event.type === 'response.created') id = event.response.id;
           if (event.type === 'response.failed') expect(event.response).toMatchObject({ status: 'failed', error: { code: 'upstream_error' }, output: [{ type: 'message', status: 'incomplete' }] });
         }
       } catch (error) {
@@ -261,18 +263,22 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect(types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
     expect(types.at(-1)).toBe('response.failed');
+    await expect(client().responses.retrieve(id)).resolves.toMatchObject({ id, status: 'failed', error: { code: 'upstream_error' } });
     await allIdle(platform.baseUrl, 5_000);
   });
 
-  it('opens a stream as soon as the upstream has the request, and stops the generation when the client goes away', async () => {
+  it('opens a stream as soon as the upstream has the request, and stops the generation when the client goes away (nothing kept)', async () => {
     let release!: () => void;
+    let id = '';
     vllm.behaviour.firstChunkGate = new Promise<void>((resolve) => (release = resolve));
     const before = new Date();
     try {
       const stream = await client().responses.create({ model: MODEL, input: 'Say hello', stream: true });
       const iterator = stream[Symbol.asyncIterator]();
       // No token has come yet: the opening events are there at once.
-      expect((await iterator.next()).value).toMatchObject({ type: 'response.created', sequence_number: 0 });
+      const created = (await iterator.next()).value;
+      expect(created).toMatchObject({ type: 'response.created', sequence_number: 0 });
+      id = created.response.id;
       expect((await iterator.next()).value).toMatchObject({ type: 'response.in_progress' });
       stream.controller.abort();
       await allIdle(platform.baseUrl, 10_000);
@@ -284,6 +290,8 @@ describe.each(MOUNTS)('$name', ({ mount, key, usage }) => {
       return rows[0];
     });
     expect(row.error_code).toBe('client_closed');
+    // A response the client left is not kept: the record is written after the handler gave up on it.
+    await expect(client().responses.retrieve(id)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
   });
 
   it('retrieves a model with models.retrieve, and answers an unknown one 404 model_not_found', async () => {
