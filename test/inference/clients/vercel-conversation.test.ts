@@ -72,4 +72,16 @@ describe.each(ROUTES)('$name over $engine', ({ mount, keyed, model, embedded }) 
     expect(assistant).toMatchObject({ role: 'assistant', content: 'Let me look.', tool_calls: [{ function: { name: 'weather' } }] });
     expect(toolTurn).toMatchObject({ role: 'tool', content: JSON.stringify({ sky: 'clear' }) });
   });
+
+  it.skipIf(embedded)('streams a tool loop whose first step writes text as well as a call', async () => {
+    running.vllm.behaviour = { ...LoopbackOpenAiServer.defaults(), callText: 'Let me look.' };
+    const weather = aiTool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async () => ({ sky: 'clear' }) });
+    const result = streamText({ model: languageModel(), prompt: 'Use weather for Oslo', tools: { weather }, stopWhen: stepCountIs(3), maxRetries: 0 });
+    let failure: unknown;
+    await result.consumeStream({ onError: (error) => void (failure = error) });
+    expect(failure).toBeUndefined();
+    expect((await result.steps).map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
+    expect(await result.text).toBe(VLLM_REPLY);
+    expect(lastMessages()[1]).toMatchObject({ role: 'assistant', content: 'Let me look.', tool_calls: [{ function: { name: 'weather' } }] });
+  });
 });
