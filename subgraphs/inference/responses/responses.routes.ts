@@ -161,7 +161,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       method: 'POST',
       path: '/v1/responses',
       interfaces: WIRE_INTERFACES,
-      summary: "OpenAI's Responses API over the same generation as chat (stream: true for its events); kept for 30 days in the caller's scope unless store: false",
+      summary: "OpenAI's Responses API over the same generation as chat (stream: true for its events); kept in the caller's scope (30 days by default) unless store: false",
       handle: create,
     },
     {
