@@ -164,6 +164,18 @@ describe.each(MOUNTS)('$name', ({ mount, keyed }) => {
     });
   });
 
+  it('keeps text as written, NUL included; an id no response could have is 404 or 400 as any unknown one', async () => {
+    const created = await client().responses.create({ model: MODEL, input: 'a\u0000b', metadata: { note: 'c\u0000d' } });
+    expect(await getJson(mount, keyOf(), `/responses/${created.id}`)).toMatchObject({ id: created.id, metadata: { note: 'c\u0000d' } });
+    expect((await client().responses.inputItems.list(created.id)).data[0]).toMatchObject({ content: [{ type: 'input_text', text: 'a\u0000b' }] });
+    for (const id of ['resp_\u0000', 'x'.repeat(300), "resp_'; drop"]) {
+      await expect(client().responses.retrieve(id)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
+      await expect(client().responses.delete(id)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
+      await expect(client().responses.create({ model: MODEL, previous_response_id: id, input: 'x' })).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
+    }
+    await expect(client().responses.create({ model: MODEL, input: [{ type: 'item_reference', id: 'msg_\u0000' }] })).rejects.toMatchObject({ status: 400, code: 'item_not_found', param: 'input[0]' });
+  });
+
   it('answers an expired response 404 before it is swept', async () => {
     const created = await client().responses.create({ model: MODEL, input: 'Say hello' });
     await db.query(`update "inference"."stored_response" set "expires_at" = now() - interval '1 second' where "id" = $1`, [created.id]);

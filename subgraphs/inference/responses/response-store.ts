@@ -12,6 +12,9 @@ export interface KeptResponse {
 }
 
 const TABLE = '"inference"."stored_response"';
+/** The ids the store can hold (OpenAI's `resp_...`, `msg_...`, `fc_...`); any other names nothing kept and is not looked up. */
+const KEEPABLE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const keepable = (id: string) => KEEPABLE_ID.test(id);
 
 /**
  * Responses API answers kept in PostgreSQL (stored-response.entity.ts) for the scope that made
@@ -35,15 +38,16 @@ export class ResponseStore {
   async keep(scope: string, kept: KeptResponse, previousResponseId: string | null): Promise<void> {
     const now = new Date();
     const expires = new Date(now.getTime() + this.retentionDays * 86_400_000);
-    const itemIds = [...new Set([...kept.inputItems, ...kept.response.output].map((item) => item.id))];
+    const itemIds = [...new Set([...kept.inputItems, ...kept.response.output].map((item) => item.id))].filter(keepable);
     await this.connection.execute(
-      `insert into ${TABLE} ("id", "scope", "response", "input_items", "previous_response_id", "item_ids", "created_at", "expires_at") values (?, ?, ?::jsonb, ?::jsonb, ?, array(select jsonb_array_elements_text(?::jsonb)), ?, ?)`,
+      `insert into ${TABLE} ("id", "scope", "response", "input_items", "previous_response_id", "item_ids", "created_at", "expires_at") values (?, ?, ?::json, ?::json, ?, array(select jsonb_array_elements_text(?::jsonb)), ?, ?)`,
       [kept.response.id, scope, JSON.stringify(kept.response), JSON.stringify(kept.inputItems), previousResponseId, JSON.stringify(itemIds), now, expires],
       'run',
     );
   }
 
   async get(scope: string, id: string): Promise<KeptResponse | null> {
+    if (!keepable(id)) return null;
     const rows = await this.connection.execute<{ response: KeptResponse['response']; input_items: StoredItem[] }[]>(
       `select "response", "input_items" from ${TABLE} where "id" = ? and "scope" = ? and "expires_at" > now()`,
       [id, scope],
@@ -55,6 +59,7 @@ export class ResponseStore {
 
   /** Deletes a response; false when the scope has none by that id. */
   async delete(scope: string, id: string): Promise<boolean> {
+    if (!keepable(id)) return false;
     const result = await this.connection.execute<{ affectedRows?: number }>(`delete from ${TABLE} where "id" = ? and "scope" = ? and "expires_at" > now()`, [id, scope], 'run');
     return ((result as { affectedRows?: number }).affectedRows ?? 0) > 0;
   }
@@ -65,6 +70,7 @@ export class ResponseStore {
    * gone (deleted or expired).
    */
   async conversation(scope: string, id: string): Promise<StoredItem[] | null> {
+    if (!keepable(id)) return null;
     const rows = await this.connection.execute<{ input_items: StoredItem[]; output: StoredItem[] }[]>(
       `with recursive "chain" ("id", "previous_response_id", "input_items", "output", "depth") as (
          select "id", "previous_response_id", "input_items", "response"->'output', 0 from ${TABLE} where "id" = ? and "scope" = ? and "expires_at" > now()
@@ -82,6 +88,7 @@ export class ResponseStore {
   /** The kept items of the scope by id (input or output items of any of its responses); absent ids are left out. */
   async items(scope: string, ids: string[]): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
+    ids = ids.filter(keepable);
     if (ids.length === 0) return found;
     const rows = await this.connection.execute<{ input_items: StoredItem[]; output: StoredItem[] }[]>(
       `select "input_items", "response"->'output' as "output" from ${TABLE} where "scope" = ? and "expires_at" > now() and "item_ids" && array(select jsonb_array_elements_text(?::jsonb))`,

@@ -19,12 +19,13 @@ export class StoredResponse {
   @Property({ type: 'string', length: 64 })
   scope!: string;
 
+  // json, not jsonb: kept as written (key order, and text holding \u0000, which jsonb refuses).
   /** The Response object, as POST answered it or as the stream's last event carried it. */
-  @Property({ type: 'json' })
+  @Property({ type: 'json', columnType: 'json' })
   response!: object;
 
   /** The request's input items, item references resolved, each with its id. */
-  @Property({ type: 'json' })
+  @Property({ type: 'json', columnType: 'json' })
   inputItems!: object[];
 
   @Property({ type: 'string', length: 64, nullable: true })
