@@ -32,7 +32,7 @@ describe('the deadline, by the database clock', () => {
         await sleep(Math.max(0, firstAt + i * 60 - Date.now()));
         const response = await kit.bid(v.key, t.id, { amount: 100 + i });
         const text = await response.text();
-        return { status: response.status, json: JSON.parse(text) as { receipt?: ReceiptBody; error?: { code: string } }, i };
+        return { status: response.status, json: JSON.parse(text) as { receipt?: ReceiptBody; error?: { code: string } }, i, answeredAt: Date.now() };
       }),
     );
     const accepted = outcomes.filter((o) => o.status === 201);
@@ -40,10 +40,12 @@ describe('the deadline, by the database clock', () => {
     expect(accepted.length).toBeGreaterThan(0);
     expect(refused.length).toBeGreaterThan(0);
     for (const o of refused) expect([o.status, o.json.error?.code]).toEqual([409, 'tender_period_closed']);
-    for (const o of accepted) expect(new Date(o.json.receipt!.recordedAt).getTime()).toBeLessThan(end);
-    // Once one bid is refused, none after it (in firing order) was accepted: the cut is one instant.
-    const firstRefused = Math.min(...refused.map((o) => o.i));
-    expect(accepted.every((o) => o.i < firstRefused + 3)).toBe(true);
+    // The cut is one instant, the deadline: every accepted bid was recorded before it, and no bid was
+    // refused before it (its answer came after). Firing order is no proxy: on a loaded host a bid
+    // fired earlier can reach the database after one fired later.
+    const seen = JSON.stringify(outcomes.map((o) => [o.i, o.status, o.answeredAt - end]));
+    for (const o of accepted) expect(new Date(o.json.receipt!.recordedAt).getTime(), `bid ${o.i} of ${seen}`).toBeLessThan(end);
+    for (const o of refused) expect(o.answeredAt, `bid ${o.i} of ${seen}`).toBeGreaterThanOrEqual(end);
 
     // What is stored agrees: exactly the accepted bids, all written before the deadline by the database clock.
     const stored = await sql.query(
