@@ -71,12 +71,13 @@ describe('models and health', () => {
   });
 
   it('caches the listing briefly, then asks again', async () => {
-    const engine = new OpenAiUpstreamEngine({ baseUrl: vllm.url, flavour: 'vllm', modelCacheMs: 200 });
+    // A second: the cached calls must all fall inside it even when a loaded host stalls this process.
+    const engine = new OpenAiUpstreamEngine({ baseUrl: vllm.url, flavour: 'vllm', modelCacheMs: 1_000 });
     await engine.models();
     await engine.models();
     await Promise.all([engine.models(), engine.models()]);
     expect(vllm.requests.filter((request) => request.path === '/v1/models')).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 1_050));
     await engine.models();
     expect(vllm.requests.filter((request) => request.path === '/v1/models')).toHaveLength(2);
     await engine.close();
