@@ -288,12 +288,13 @@ describe('image URLs', () => {
   });
 
   it('refuses a URL that fails, is too large or too slow', async () => {
-    const local = new OcrEngine({ allowPrivateImageUrls: true, maxImageBytes: FOX.length + 100, imageFetchTimeoutMs: 300 });
+    // A second for the fetches that must fail otherwise (404, too large) to finish in, on a loaded host too.
+    const local = new OcrEngine({ allowPrivateImageUrls: true, maxImageBytes: FOX.length + 100, imageFetchTimeoutMs: 1_000 });
     try {
       const cases: [string, RegExp][] = [
         ['/missing.png', /answered HTTP 404/],
         ['/chunked-big', /larger than/],
-        ['/slow', /did not answer within 300 ms/],
+        ['/slow', /did not answer within 1000 ms/],
       ];
       for (const [path, message] of cases) {
         const error = await refusal(collect(local, chat([imageMessage(`${base}${path}`)])));
