@@ -1,10 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { HourlySweep } from '../../../core/hourly-sweep.js';
 
 /** OpenAI keeps a stored response 30 days. */
 export const DEFAULT_RESPONSE_RETENTION_DAYS = 30;
-const SWEEP_INTERVAL_MS = 60 * 60_000;
-const FIRST_SWEEP_MS = 60_000;
 
 /**
  * Deletes kept responses past their expiry, hourly (usage retention's rhythm). The store already
@@ -12,8 +11,10 @@ const FIRST_SWEEP_MS = 60_000;
  * by expiry is idempotent, so two at once do no harm.
  */
 export class ResponseRetention {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly hourly = new HourlySweep(
+    () => this.sweep(),
+    (error) => this.logger.warn({ err: error }, 'stored responses sweep failed; it runs again within the hour'),
+  );
 
   constructor(
     private readonly orm: MikroORM,
@@ -22,19 +23,7 @@ export class ResponseRetention {
 
   /** Sweeps a minute after the start (not during it), then hourly. */
   start(): void {
-    if (this.timer) return;
-    const run = () => {
-      if (this.running) return;
-      this.running = this.sweep()
-        .catch((error) => this.logger.warn({ err: error }, 'stored responses sweep failed; it runs again within the hour'))
-        .finally(() => (this.running = null));
-    };
-    this.timer = setTimeout(() => {
-      run();
-      this.timer = setInterval(run, SWEEP_INTERVAL_MS);
-      this.timer.unref();
-    }, FIRST_SWEEP_MS);
-    this.timer.unref();
+    this.hourly.start();
   }
 
   /** Deletes the responses expired as of `now`; returns how many went. */
@@ -46,9 +35,7 @@ export class ResponseRetention {
   }
 
   /** Stops the sweeps and waits for one under way. */
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  close(): Promise<void> {
+    return this.hourly.close();
   }
 }

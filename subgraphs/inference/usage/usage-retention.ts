@@ -1,9 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { HourlySweep } from '../../../core/hourly-sweep.js';
 
-/** How often the sweep runs; a month's partition goes at the first sweep after it is out of the retention. */
-const SWEEP_INTERVAL_MS = 60 * 60_000;
-const FIRST_SWEEP_MS = 60_000;
 /** A drop waits this long for the table lock, then gives up until the next sweep, instead of stalling every insert queued behind it. */
 const LOCK_TIMEOUT = '2s';
 const PARTITION = /^usage_record_(\d{4})_(\d{2})$/;
@@ -27,8 +25,11 @@ export interface UsageSweep {
  * everything. Every instance sweeps; the statements are idempotent, so two at once do no harm.
  */
 export class UsageRetention {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  // Hourly: a month's partition goes at the first sweep after it is out of the retention.
+  private readonly hourly = new HourlySweep(
+    () => this.sweep(),
+    (error) => this.logger.warn({ err: error }, 'usage retention sweep failed; it runs again within the hour'),
+  );
 
   constructor(
     private readonly orm: MikroORM,
@@ -38,19 +39,7 @@ export class UsageRetention {
 
   /** Sweeps a minute after the start (not during it), then hourly; nothing when every record is kept. */
   start(): void {
-    if (this.retentionMonths === 0 || this.timer) return;
-    const run = () => {
-      if (this.running) return;
-      this.running = this.sweep()
-        .catch((error) => this.logger.warn({ err: error }, 'usage retention sweep failed; it runs again within the hour'))
-        .finally(() => (this.running = null));
-    };
-    this.timer = setTimeout(() => {
-      run();
-      this.timer = setInterval(run, SWEEP_INTERVAL_MS);
-      this.timer.unref();
-    }, FIRST_SWEEP_MS);
-    this.timer.unref();
+    if (this.retentionMonths > 0) this.hourly.start();
   }
 
   /** Removes the records of every month before the retention, as of `now`. */
@@ -97,10 +86,7 @@ export class UsageRetention {
   }
 
   /** Stops the sweeps and waits for one under way. */
-  async close(): Promise<void> {
-    // clearTimeout clears an interval too: both are Timeout objects.
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  close(): Promise<void> {
+    return this.hourly.close();
   }
 }
