@@ -61,7 +61,7 @@ export function everyMount(providers: string[], gateway: string[] = providers): 
 }
 
 /** A platform over upstream providers (loopback stand-ins), with a text key of account acme. */
-export async function startUpstreamPlatform(inference: { providers: unknown[]; interfaces: unknown }): Promise<{ platform: TestPlatform; textKey: string }> {
+export async function startUpstreamPlatform(inference: { providers: unknown[]; interfaces: unknown; responses?: unknown }): Promise<{ platform: TestPlatform; textKey: string }> {
   const platform = await startTestPlatform({ inference: inferenceConfigFrom(inference, null) });
   try {
     return { platform, textKey: await platform.issueKey('acme', 'text') };

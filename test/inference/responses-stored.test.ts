@@ -19,6 +19,8 @@ let otherKey: string;
 let db: pg.Client;
 
 const MODEL = 'vllm-model';
+// Small, so that a test can pass it; the default is 1 MiB.
+const MAX_INPUT_BYTES = 8192;
 const REPLY = 'Hello, loopback world.';
 
 beforeAll(async () => {
@@ -26,6 +28,7 @@ beforeAll(async () => {
   ({ platform, textKey } = await startUpstreamPlatform({
     providers: [{ id: 'provider_a', name: 'A', engines: loopbackEngines(vllm.url, 'vllm', { tools: true }) }],
     interfaces: everyMount(['provider_a']),
+    responses: { maxInputBytes: MAX_INPUT_BYTES },
   }));
   otherKey = await platform.issueKey('globex', 'text');
   db = new pg.Client({ connectionString: platform.databaseUrl });
@@ -135,6 +138,27 @@ describe.each(MOUNTS)('$name', ({ mount, keyed }) => {
       code: 'previous_response_not_found',
       param: 'previous_response_id',
     });
+  });
+
+  it('keeps the answer of an input past responses.maxInputBytes, but not the input: item_reference finds its output, previous_response_id and input_items say why they cannot', async () => {
+    const large = 'x'.repeat(MAX_INPUT_BYTES);
+    const answered = await client().responses.create({ model: MODEL, input: large });
+    expect((answered as unknown as { store: boolean }).store).toBe(true);
+    const { rows } = await db.query<{ input_items: unknown }>(`select "input_items" from "inference"."stored_response" where "id" = $1`, [answered.id]);
+    expect(rows).toEqual([{ input_items: null }]);
+    expect(await getJson(mount, keyOf(), `/responses/${answered.id}`)).toMatchObject({ id: answered.id, output: answered.output });
+    const message = answered.output.find((item) => item.type === 'message')!;
+    await client().responses.create({ model: MODEL, input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: message.id }, { role: 'user', content: 'More' }] });
+    expect(lastGeneration(vllm).body.messages).toEqual([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: REPLY },
+      { role: 'user', content: 'More' },
+    ]);
+    await expect(client().responses.create({ model: MODEL, input: 'More', previous_response_id: answered.id })).rejects.toMatchObject({ status: 400, code: 'input_not_kept', param: 'previous_response_id' });
+    await expect(client().responses.inputItems.list(answered.id)).rejects.toMatchObject({ status: 404, code: 'input_not_kept' });
+    // One byte under the bound is kept whole.
+    const kept = await client().responses.create({ model: MODEL, input: 'x'.repeat(MAX_INPUT_BYTES - 200) });
+    expect((await client().responses.inputItems.list(kept.id)).data).toHaveLength(1);
   });
 
   it('resolves item_reference to a kept call and input item; an unknown one is 400 naming input[i]', async () => {

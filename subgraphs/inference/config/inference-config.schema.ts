@@ -128,7 +128,7 @@ export const inferenceConfigFile = z.strictObject({
     })
     .optional(),
   // Responses API answers kept for GET, previous_response_id and item_reference (responses/response-store.ts).
-  responses: z.strictObject({ retentionDays: z.int().min(1).max(3650).optional() }).optional(),
+  responses: z.strictObject({ retentionDays: z.int().min(1).max(3650).optional(), maxInputBytes: z.int().min(0).max(26_214_400).optional() }).optional(),
 });
 
 export type InferenceConfigFile = z.infer<typeof inferenceConfigFile>;

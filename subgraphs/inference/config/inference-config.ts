@@ -69,7 +69,7 @@ export interface InferenceConfig {
   /** Usage records are kept this many whole months before the current one (0: all); usage/usage-retention.ts. */
   usage: { retentionMonths: number };
   /** Responses API answers are kept this many days (OpenAI's 30 by default); responses/response-retention.ts. */
-  responses: { retentionDays: number };
+  responses: { retentionDays: number; maxInputBytes: number };
 }
 
 /** Whether `plan` includes the model (by its client-facing id) on the provider. */

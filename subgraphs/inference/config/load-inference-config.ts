@@ -5,6 +5,7 @@ import { IMAGE_INPUT_DEFAULTS } from '../image-input/image-input.js';
 import { DEFAULT_INFERENCE_CONFIG, DEFAULT_MAX_PARALLEL, DEFAULT_TIMEOUTS } from './inference-config.defaults.js';
 import { DEFAULT_USAGE_RETENTION_MONTHS } from '../usage/usage-limits.js';
 import { DEFAULT_RESPONSE_RETENTION_DAYS } from '../responses/response-retention.js';
+import { DEFAULT_RESPONSE_MAX_INPUT_BYTES } from '../responses/response-store.js';
 import { InferenceConfigError, type ConfigIssue } from './inference-config-error.js';
 import { IMAGE_LISTING_FILTER, inferenceConfigFile, type Capability, type EngineConfigInput, type InferenceConfigFile } from './inference-config.schema.js';
 import type { EngineConfig, ImageUrlConfig, InferenceConfig, ProviderConfig } from './inference-config.js';
@@ -203,7 +204,10 @@ function resolve(config: Merged, file: string | null, env: NodeJS.ProcessEnv): I
     plans: config.plans.map((plan) => ({ id: plan.id, name: plan.name ?? plan.id, models: plan.models })),
     defaultPlan: config.defaultPlan,
     usage: { retentionMonths: config.usage?.retentionMonths ?? DEFAULT_USAGE_RETENTION_MONTHS },
-    responses: { retentionDays: config.responses?.retentionDays ?? DEFAULT_RESPONSE_RETENTION_DAYS },
+    responses: {
+      retentionDays: config.responses?.retentionDays ?? DEFAULT_RESPONSE_RETENTION_DAYS,
+      maxInputBytes: config.responses?.maxInputBytes ?? DEFAULT_RESPONSE_MAX_INPUT_BYTES,
+    },
   };
 }
 

@@ -302,7 +302,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
         res.json(entry);
       },
     },
-    ...responsesRoutes(service, logger, URL_IMAGES, new ResponseStore(runtime.orm, runtime.config.responses.retentionDays)),
+    ...responsesRoutes(service, logger, URL_IMAGES, new ResponseStore(runtime.orm, runtime.config.responses)),
     ...embeddingsRoutes(service),
     {
       method: 'GET',

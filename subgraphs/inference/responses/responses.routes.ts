@@ -7,7 +7,7 @@ import { parseWire } from '../protocol/wire-body.js';
 import type { WireCall, WireRoute } from '../protocol/wire-route.js';
 import { badValueStatus, USAGE_INTERFACE, WIRE_INTERFACES, type WireInterface } from '../protocol/wire-interface.js';
 import { newId, ResponseDraft } from './response-object.js';
-import { ResponseStore, type KeptResponse, type StoredItem } from './response-store.js';
+import { InputNotKept, ResponseStore, type KeptResponse, type StoredItem } from './response-store.js';
 import { ResponseStream } from './response-stream.js';
 import { responsesCallOf, responsesSchema, type ConversationItem, type ResponsesBody } from './responses-request.js';
 
@@ -192,6 +192,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       summary: "A kept response's input items, each with its id (OpenAI's list: limit 1-100, default 20; order asc or desc, default desc; after an item id)",
       handle: async (wire) => {
         const kept = await keptOf(wire, ['limit', 'order', 'after']);
+        if (kept.inputItems === null) throw inputNotKept(kept.response.id, 404, 'response_id');
         wire.res.json(inputItemsPage(kept.inputItems, wire.req.query, badValueStatus(wire.iface)));
       },
     },
@@ -208,6 +209,11 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
   ];
 }
 
+// Its output is kept (item_reference finds it); its input was past responses.maxInputBytes.
+function inputNotKept(id: string, status: 400 | 404, param: string): WireError {
+  return new WireError(status, 'input_not_kept', `The input of response '${id}' was too large to keep (responses.maxInputBytes), so it cannot be listed or replayed: send the conversation as input instead`, param);
+}
+
 function notFound(id: string): WireError {
   return new WireError(404, 'response_not_found', `Response with id '${id}' not found`, 'response_id');
 }
@@ -222,6 +228,7 @@ async function conversationOf(store: ResponseStore, scope: string, body: Respons
   if (body.previous_response_id != null) {
     const found = await store.conversation(scope, body.previous_response_id);
     if (!found) throw new WireError(400, 'previous_response_not_found', `Previous response with id '${body.previous_response_id}' not found.`, 'previous_response_id');
+    if (found instanceof InputNotKept) throw inputNotKept(found.responseId, 400, 'previous_response_id');
     history = found as unknown as ConversationItem[];
   }
   const references = body.input.flatMap((item) => (item.type === 'item_reference' ? [item.id] : []));

@@ -24,9 +24,9 @@ export class StoredResponse {
   @Property({ type: 'json', columnType: 'json' })
   response!: object;
 
-  /** The request's input items, item references resolved, each with its id. */
-  @Property({ type: 'json', columnType: 'json' })
-  inputItems!: object[];
+  /** The request's input items, item references resolved, each with its id; null when they were too large to keep. */
+  @Property({ type: 'json', columnType: 'json', nullable: true })
+  inputItems?: object[] | null;
 
   @Property({ type: 'string', length: 64, nullable: true })
   previousResponseId?: string | null;

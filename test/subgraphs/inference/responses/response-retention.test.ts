@@ -29,7 +29,7 @@ const kept = (id: string) => ({ response: { id, object: 'response', output: [{ i
 
 describe('response retention', () => {
   it('keeps responses the configured days, answers an expired one as absent, and sweeps only expired rows', async () => {
-    const store = new ResponseStore(subgraph.orm as never, 2);
+    const store = new ResponseStore(subgraph.orm as never, { retentionDays: 2, maxInputBytes: 1_048_576 });
     await store.keep('keyless', kept('resp_old'), null);
     await store.keep('keyless', kept('resp_new'), null);
     const [row] = await subgraph.orm.em.getConnection().execute<{ days: number }[]>(
@@ -50,10 +50,11 @@ describe('response retention', () => {
     expect(await store.get('account:00000000-0000-0000-0000-000000000000', 'resp_new')).toBeNull();
   });
 
-  it('reads responses.retentionDays from the inference config: 30 by default, 1 to 3650', () => {
+  it('reads responses.retentionDays (30 by default, 1 to 3650) and maxInputBytes (1 MiB, 0 to 25 MiB) from the inference config', () => {
     expect(DEFAULT_RESPONSE_RETENTION_DAYS).toBe(30);
-    expect(inferenceConfigFrom({}, null).responses).toEqual({ retentionDays: 30 });
-    expect(inferenceConfigFrom({ responses: { retentionDays: 7 } }, null).responses).toEqual({ retentionDays: 7 });
+    expect(inferenceConfigFrom({}, null).responses).toEqual({ retentionDays: 30, maxInputBytes: 1_048_576 });
+    expect(inferenceConfigFrom({ responses: { retentionDays: 7, maxInputBytes: 0 } }, null).responses).toEqual({ retentionDays: 7, maxInputBytes: 0 });
     for (const bad of [0, 3651, 1.5]) expect(() => inferenceConfigFrom({ responses: { retentionDays: bad } }, null)).toThrow(InferenceConfigError);
+    for (const bad of [-1, 26_214_401, 1.5]) expect(() => inferenceConfigFrom({ responses: { maxInputBytes: bad } }, null)).toThrow(InferenceConfigError);
   });
 });
