@@ -98,8 +98,8 @@ export async function closeClientAgents(): Promise<void> {
 
 /**
  * A generation that cannot end early: the grammar allows the end-of-text token only after 20000
- * letters, so the random-weight model writes until max_tokens, about a minute on one sequence of
- * the test machine (tiny needs contextLength and contextSize 8192 for it); the tests abort it long
+ * letters, so the random-weight model writes until max_tokens, some 14 s on one sequence of the
+ * test machine (tiny needs contextLength and contextSize 8192 for it); the tests abort it long
  * before. Not on Service T, which takes no guided_* parameters.
  */
 export const LONG_GENERATION = { model: 'tiny', messages: [{ role: 'user' as const, content: 'write on' }], max_tokens: 6000, guided_regex: '([a-z]{1000}){20}' };
