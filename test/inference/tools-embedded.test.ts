@@ -11,6 +11,7 @@ import { openaiClient, startInferencePlatform, type InferencePlatform } from './
  */
 let running: InferencePlatform;
 let client: OpenAI;
+let key: string;
 
 const TOOLS: OpenAI.ChatCompletionTool[] = [
   {
@@ -21,7 +22,7 @@ const TOOLS: OpenAI.ChatCompletionTool[] = [
 
 beforeAll(async () => {
   running = await startInferencePlatform({}, { contextSize: 2048 });
-  const key = await running.platform.issueKey('acme', 'text');
+  key = await running.platform.issueKey('acme', 'text');
   client = openaiClient(running.platform.baseUrl, '/inference/text', key);
 }, 120_000);
 
@@ -73,6 +74,21 @@ describe('tool calling on the embedded llama engine through Service T', () => {
     }
     expect(most, 'some seed makes more than one call').toBeGreaterThan(1);
   }, 240_000);
+
+  it('counts tokens with tools as a chat call with them sees its prompt: the tools preamble included', async () => {
+    const messages = [{ role: 'user' as const, content: 'Weather in Oslo?' }];
+    const tokenize = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${running.platform.baseUrl}/inference/text/v1/tokenize`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { count: number }).count;
+    };
+    const withTools = await tokenize({ model: 'tiny', messages, tools: TOOLS });
+    const without = await tokenize({ model: 'tiny', messages });
+    expect(withTools).toBeGreaterThan(without);
+    // An independent reading: the prompt tokens a chat call with the same tools is billed.
+    const answer = await client.chat.completions.create({ model: 'tiny', messages, tools: TOOLS, max_tokens: 1, seed: 1 });
+    expect(answer.usage!.prompt_tokens).toBe(withTools);
+  });
 
   it("answers tools without tool_choice ('auto') with text or calls, never a refusal", async () => {
     for (const seed of [1, 2, 3]) {

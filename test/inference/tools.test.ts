@@ -120,6 +120,22 @@ describe.each(MOUNTS)('$name', ({ mount, key, refused }) => {
     expect(plain.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
 
+  // vLLM's /tokenize takes tools, so the count is the prompt a chat call with them sees.
+  it('counts tokens with tools: the upstream tokenize gets them in its own format; a model that cannot call them, or a prompt, is refused naming tools', async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${platform.baseUrl}${mount}/v1/tokenize`, { method: 'POST', headers: { authorization: `Bearer ${key()}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const counted = await post({ model: MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER] });
+    expect(counted.status).toBe(200);
+    expect(vllm.requests.filter((r) => r.path === '/tokenize').at(-1)?.body).toEqual({ model: MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER] });
+    const plainCount = await post({ model: PLAIN_MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER] });
+    expect(plainCount.status).toBe(refused);
+    expect((await plainCount.json()).error).toMatchObject({ code: 'unsupported_parameter', param: 'tools' });
+    expect(plain.requests.filter((r) => r.method === 'POST')).toEqual([]);
+    const withPrompt = await post({ model: MODEL, prompt: 'Weather?', tools: [WEATHER] });
+    expect(withPrompt.status).toBe(refused);
+    expect((await withPrompt.json()).error).toMatchObject({ param: 'tools' });
+  });
+
   it('refuses tools on completions as an unknown parameter', async () => {
     const res = await fetch(`${platform.baseUrl}${mount}/v1/completions`, {
       method: 'POST',

@@ -213,7 +213,8 @@ export interface TextEngine {
   readonly kind: 'llama' | 'openai-upstream' | 'ocr';
   models(): Promise<EngineModel[]>;
   generate(request: GenerationRequest): AsyncIterable<GenerationEvent>;
-  tokenize(model: string, input: GenerationInput): Promise<TokenizeResult>;
+  /** `tools`: the functions a chat call would offer, rendered into the prompt as generation renders them. */
+  tokenize(model: string, input: GenerationInput, tools?: ToolDefinition[]): Promise<TokenizeResult>;
   /** Embeddings, on engines that can embed (the models listed with `embeddings: true`). */
   embed?(request: EmbeddingRequest): Promise<EmbeddingResult>;
   /**

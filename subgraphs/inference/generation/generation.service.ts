@@ -10,6 +10,7 @@ import {
   type SamplingParams,
   type TextEngine,
   type TokenizeResult,
+  type ToolDefinition,
   type ToolUse,
   type Usage,
 } from '../engine/text-engine.js';
@@ -205,7 +206,7 @@ export class GenerationService {
   }
 
   /** Counts the tokens of a prompt or of chat messages (with the model's chat template) on the best provider serving the model. */
-  async tokenize(call: { interface: InterfaceName; usageInterface: UsageInterface; caller: Caller; provider?: string; model: string; input: GenerationInput; outcomeOf: OutcomeOf }): Promise<TokenizeResult & { provider: string }> {
+  async tokenize(call: { interface: InterfaceName; usageInterface: UsageInterface; caller: Caller; provider?: string; model: string; input: GenerationInput; tools?: ToolDefinition[]; outcomeOf: OutcomeOf }): Promise<TokenizeResult & { provider: string }> {
     const startedAt = performance.now();
     const attempts = new AttemptLog(this.runtime, { ...call, streamed: false }, call.provider ?? '');
     let status = 200;
@@ -213,7 +214,9 @@ export class GenerationService {
     let count = 0;
     try {
       const resolution = await this.runtime.registry.resolve({ interface: call.interface, provider: call.provider, model: call.model, plan: this.planFor(call.caller), capability: 'tokenize' });
-      const { value, slot } = await this.runtime.registry.withFailover(resolution.targets, (target) => target.engine.tokenize(target.engineModel, call.input), undefined, attempts.hooks);
+      // Tools are counted only where a model can call them, as chat serves them.
+      const targets = call.tools ? withTools(resolution.targets, { model: call.model, input: call.input, tools: { definitions: call.tools, choice: 'auto', parallel: true } }) : resolution.targets;
+      const { value, slot } = await this.runtime.registry.withFailover(targets, (target) => target.engine.tokenize(target.engineModel, call.input, call.tools), undefined, attempts.hooks);
       slot.release();
       count = value.count;
       return { ...value, provider: attempts.provider };
@@ -326,7 +329,7 @@ function withImagePolicy(targets: ProviderTarget[], input: GenerationInput, poli
  * The targets whose model can call tools when the call has tools or a conversation with tool
  * calls and tool turns: a model that cannot says so, never answers as if there were none.
  */
-function withTools(targets: ProviderTarget[], call: GenerateCall): ProviderTarget[] {
+function withTools(targets: ProviderTarget[], call: Pick<GenerateCall, 'model' | 'input' | 'tools'>): ProviderTarget[] {
   const turn = call.input.kind === 'chat' ? call.input.messages.findIndex((m) => m.role === 'tool' || (m.toolCalls?.length ?? 0) > 0) : -1;
   if (!call.tools && turn < 0) return targets;
   const able = targets.filter((target) => target.model.model.tools === true);

@@ -241,13 +241,16 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
       method: 'POST',
       path: '/v1/tokenize',
       interfaces: ALL,
-      summary: 'Token count of a prompt or of chat messages with the model chat template: {count, max_model_len, tokens}',
+      summary: 'Token count of a prompt or of chat messages (and tools) with the model chat template: {count, max_model_len, tokens}',
       handle: async ({ iface, req, res, caller }) => {
         const body = parseWire(iface, tokenizeSchema, req.body);
         if (body.provider !== undefined && iface !== 'gateway') throw new WireError(400, 'unknown_parameter', 'Unrecognized request argument supplied: provider', 'provider');
         if ((body.messages === undefined) === (body.prompt === undefined)) {
           throw new WireError(400, 'missing_parameter', body.messages ? 'Give either messages or prompt, not both' : "Missing required parameter: 'messages' or 'prompt'", body.messages ? 'prompt' : 'messages');
         }
+        if (body.tools && !body.messages) throw new WireError(badValueStatus(iface), 'invalid_value', 'tools are rendered by the chat template: give them with messages, not prompt', 'tools');
+        const tools = body.tools ? toolUseOf({ model: body.model, messages: body.messages!, tools: body.tools }) : undefined;
+        if (Array.isArray(tools)) throw new WireError(badValueStatus(iface), 'invalid_value', tools[1], tools[0]);
         const result = await service.tokenize({
           interface: iface,
           usageInterface: USAGE_INTERFACE[iface],
@@ -255,6 +258,7 @@ export function createOpenAiRoutes(runtime: InferenceRuntime, logger: Logger) {
           ...(body.provider !== undefined ? { provider: body.provider } : {}),
           model: body.model,
           input: body.messages ? { kind: 'chat', messages: messagesOf(body.messages) } : { kind: 'completion', prompt: body.prompt! },
+          ...(tools ? { tools: tools.definitions } : {}),
           outcomeOf: outcomeFor(iface),
         });
         res.json({ count: result.count, max_model_len: result.maxModelLen, tokens: result.tokens });

@@ -204,6 +204,8 @@ const tokenizeBody = z.strictObject({
   messages: z.array(message).min(1).max(1024).optional(),
   prompt: z.string().optional(),
   provider: z.string().min(1).max(64).optional(),
+  // As vLLM's: the chat template renders them, so the count is the prompt a chat call with them sees.
+  tools: z.array(tool).min(1).max(128).optional(),
   // vLLM's tokenize options that do not change the count's meaning are not taken: refuse rather than ignore.
 });
 export const tokenizeSchema = z.preprocess(withoutNulls, tokenizeBody) as unknown as typeof tokenizeBody;

@@ -12,6 +12,7 @@ import type {
   ModelStatus,
   TextEngine,
   TokenizeResult,
+  ToolDefinition,
   Usage,
 } from '../../engine/text-engine.js';
 import { EngineError, type EmbeddingRequest, type EmbeddingResult, type TokenLogprob } from '../../engine/text-engine.js';
@@ -235,11 +236,12 @@ export class OpenAiUpstreamEngine implements TextEngine {
     }
   }
 
-  async tokenize(model: string, input: GenerationInput): Promise<TokenizeResult> {
+  async tokenize(model: string, input: GenerationInput, tools?: ToolDefinition[]): Promise<TokenizeResult> {
     this.assertServed(model);
     if (this.flavour === 'vllm') {
       const inlined = await this.inlineImages(input, AbortSignal.timeout(this.timeouts.listingMs));
-      const body = inlined.kind === 'chat' ? { model, messages: wireMessages(inlined.messages) } : { model, prompt: inlined.prompt };
+      const offered = tools ? { tools: tools.map((t) => ({ type: 'function', function: t })) } : {};
+      const body = inlined.kind === 'chat' ? { model, messages: wireMessages(inlined.messages), ...offered } : { model, prompt: inlined.prompt };
       const answer = await this.json('POST', '/tokenize', body, model);
       const tokens = answer.tokens;
       if (!isTokenList(tokens) || typeof answer.count !== 'number' || typeof answer.max_model_len !== 'number')
@@ -247,6 +249,7 @@ export class OpenAiUpstreamEngine implements TextEngine {
       return { count: answer.count, maxModelLen: answer.max_model_len, tokens };
     }
     if (this.flavour === 'llama.cpp') {
+      if (tools) throw new EngineError('unsupported_parameter', 'Token counts with tools are not available on this upstream (llama.cpp)', 'tools');
       const listed = (await this.models()).find((entry) => entry.id === model);
       if (!listed) throw new EngineError('model_not_found', `No model "${model}" on the upstream engine`, 'model');
       let content: string;
