@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/free-port.js";
 import { logLinesOf } from "../support/supervised-output.js";
@@ -66,6 +67,15 @@ describe("metrics of an edge of two workers", () => {
           l.includes('status="200"'),
       );
     expect(Number(line?.slice(line.lastIndexOf(" ") + 1))).toBe(sent);
+    // The primary's own process, named apart: read against the kernel's account of the workers' parent.
+    const workerPid = [...answeredBy()][0]!;
+    const primaryPid = Number(readFileSync(`/proc/${workerPid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+    const bootTime = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))![1]);
+    const startTicks = Number(readFileSync(`/proc/${primaryPid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]);
+    const exported = (name: string) => Number(text.split("\n").find((l) => l.startsWith(`${name} `))?.split(" ")[1]);
+    expect(Math.abs(exported("edge_primary_process_start_time_seconds") - (bootTime + startTicks / 100))).toBeLessThanOrEqual(2);
+    expect(exported("edge_primary_process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(text).toMatch(/^edge_primary_nodejs_eventloop_lag_seconds /m);
     // The public port does not serve them.
     expect((await fetch(`http://127.0.0.1:${lab.port}/metrics`)).status).toBe(
       404,
