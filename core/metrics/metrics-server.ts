@@ -4,7 +4,7 @@ import { listen } from '../listen.js';
 import { metricsText } from './platform-metrics.js';
 
 /** The name prefix of the edge cluster primary's own process metrics. */
-export const PRIMARY_PREFIX = 'edge_primary_';
+const PRIMARY_PREFIX = 'edge_primary_';
 
 /**
  * Serves GET /metrics on a port of its own (METRICS_PORT on METRICS_HOST), apart from the public

@@ -17,7 +17,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
  */
 export function crossOrigin(origins: CrossOrigins, except: (path: string) => boolean): RequestHandler {
   const base = {
-    origin: origins === '*' ? '*' : origins,
+    origin: origins,
     credentials: false,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     exposedHeaders: EXPOSED_HEADERS,

@@ -19,10 +19,10 @@ import type { CompiledRoute } from './route-table.js';
  * inside objects and lists) in the interface's words, not GraphQL's.
  */
 
-/** What a JSON value must be for each scalar the REST routes take; custom scalars by their wire form. */
 // The range in the words, so that a too-large whole number is not told it is no integer.
 const INT = 'an integer from -2147483647 to 2147483647';
 const SAFE_INT = 'an integer from -9007199254740991 to 9007199254740991';
+/** What a JSON value must be for each scalar the REST routes take; custom scalars by their wire form. */
 const JSON_SCALARS: Record<string, { test: (value: unknown) => boolean; expected: string }> = {
   String: { test: (v) => typeof v === 'string', expected: 'a string' },
   ID: { test: (v) => typeof v === 'string', expected: 'a string' },

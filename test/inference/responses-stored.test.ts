@@ -1,9 +1,8 @@
-import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LoopbackOpenAiServer } from '../support/loopback-openai-server.js';
 import type { TestPlatform } from '../support/platform-harness.js';
-import { everyMount, loopbackEngines, startUpstreamPlatform } from './inference-test-kit.js';
+import { everyMount, loopbackEngines, openaiClient, startUpstreamPlatform } from './inference-test-kit.js';
 import { lastGeneration } from './upstream-behaviour.js';
 
 /**
@@ -52,7 +51,7 @@ const MOUNTS = [
   { name: 'the gateway', mount: '/inference/gateway', keyed: false },
 ];
 
-const clientOf = (mount: string, apiKey: string) => new OpenAI({ baseURL: `${platform.baseUrl}${mount}/v1`, apiKey, maxRetries: 0 });
+const clientOf = (mount: string, apiKey: string) => openaiClient(platform.baseUrl, mount, apiKey);
 
 /** A GET's JSON body as sent, without the fields the openai client adds (output_text, _request_id). */
 async function getJson(mount: string, apiKey: string, path: string): Promise<Record<string, unknown>> {

@@ -144,7 +144,7 @@ export class GenerationService {
         capability: capabilityOf(call.input),
       });
       const events = this.runtime.registry.generate(
-        withChoices(withImagePolicy(withTools(resolution.targets, call), call.input, call.urlImages), call.choices ?? 1),
+        withChoices(withImagePolicy(withTools(resolution.targets, call.model, call.input, call.tools !== undefined), call.input, call.urlImages), call.choices ?? 1),
         {
           input: call.input,
           sampling: call.sampling,
@@ -215,7 +215,7 @@ export class GenerationService {
     try {
       const resolution = await this.runtime.registry.resolve({ interface: call.interface, provider: call.provider, model: call.model, plan: this.planFor(call.caller), capability: 'tokenize' });
       // Tools are counted only where a model can call them, as chat serves them.
-      const targets = call.tools ? withTools(resolution.targets, { model: call.model, input: call.input, tools: { definitions: call.tools, choice: 'auto', parallel: true } }) : resolution.targets;
+      const targets = call.tools ? withTools(resolution.targets, call.model, call.input, true) : resolution.targets;
       const { value, slot } = await this.runtime.registry.withFailover(targets, (target) => target.engine.tokenize(target.engineModel, call.input, call.tools), undefined, attempts.hooks);
       slot.release();
       count = value.count;
@@ -329,13 +329,13 @@ function withImagePolicy(targets: ProviderTarget[], input: GenerationInput, poli
  * The targets whose model can call tools when the call has tools or a conversation with tool
  * calls and tool turns: a model that cannot says so, never answers as if there were none.
  */
-function withTools(targets: ProviderTarget[], call: Pick<GenerateCall, 'model' | 'input' | 'tools'>): ProviderTarget[] {
-  const turn = call.input.kind === 'chat' ? call.input.messages.findIndex((m) => m.role === 'tool' || (m.toolCalls?.length ?? 0) > 0) : -1;
-  if (!call.tools && turn < 0) return targets;
+function withTools(targets: ProviderTarget[], model: string, input: GenerationInput, offersTools: boolean): ProviderTarget[] {
+  const turn = input.kind === 'chat' ? input.messages.findIndex((m) => m.role === 'tool' || (m.toolCalls?.length ?? 0) > 0) : -1;
+  if (!offersTools && turn < 0) return targets;
   const able = targets.filter((target) => target.model.model.tools === true);
   if (able.length > 0) return able;
-  const what = call.tools ? 'cannot call tools: leave out tools, or give tool_choice "none"' : 'cannot call tools, so it takes no tool calls or tool results in the conversation';
-  throw new EngineError('unsupported_parameter', `Model '${call.model}' ${what}`, call.tools ? 'tools' : `messages[${turn}]`);
+  const what = offersTools ? 'cannot call tools: leave out tools, or give tool_choice "none"' : 'cannot call tools, so it takes no tool calls or tool results in the conversation';
+  throw new EngineError('unsupported_parameter', `Model '${model}' ${what}`, offersTools ? 'tools' : `messages[${turn}]`);
 }
 
 /**

@@ -149,7 +149,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
   };
 
   const keptOf = async ({ iface, req, caller }: WireCall, allowed: readonly string[] = []) => {
-    for (const name of Object.keys(req.query)) if (!allowed.includes(name)) throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
+    refuseUnknownQuery(req.query, allowed);
     const id = String(req.params.id);
     const kept = await store.get(ResponseStore.scopeOf(iface, caller), id);
     if (!kept) throw notFound(id);
@@ -179,7 +179,7 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
       interfaces: WIRE_INTERFACES,
       summary: 'Deletes a kept response of the caller',
       handle: async ({ iface, req, res, caller }) => {
-        for (const name of Object.keys(req.query)) throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
+        refuseUnknownQuery(req.query);
         const id = String(req.params.id);
         if (!(await store.delete(ResponseStore.scopeOf(iface, caller), id))) throw notFound(id);
         res.json({ id, object: 'response', deleted: true });
@@ -212,6 +212,10 @@ export function responsesRoutes(service: GenerationService, logger: Logger, urlI
 // Its output is kept (item_reference finds it); its input was past responses.maxInputBytes.
 function inputNotKept(id: string, status: 400 | 404, param: string): WireError {
   return new WireError(status, 'input_not_kept', `The input of response '${id}' was too large to keep (responses.maxInputBytes), so it cannot be listed or replayed: send the conversation as input instead`, param);
+}
+
+function refuseUnknownQuery(query: Record<string, unknown>, allowed: readonly string[] = []): void {
+  for (const name of Object.keys(query)) if (!allowed.includes(name)) throw new WireError(400, 'unknown_parameter', `Unrecognized query parameter: ${name}`, name);
 }
 
 function notFound(id: string): WireError {
